@@ -1,0 +1,43 @@
+# autograd-course: the two commands are `make demo` and `make test`; both set up what they need.
+PY := .venv/bin/python
+SOLUTIONS ?= 1
+export PYTHONHASHSEED := 0
+
+.PHONY: setup setup-browser demo test test-fast lab student solutions site bench clean lint
+
+setup:
+	@tools/setup.sh
+
+setup-browser:
+	@WITH_BROWSER=1 tools/setup.sh
+
+demo: setup  ## grade the bundled example class and write the feedback
+	$(PY) -m autograder.demo
+
+test: setup-browser  ## everything: unit tests, notebooks (nbval), student sync, site in a browser
+	$(PY) -m pytest -n 2 --dist loadfile tests
+	$(PY) -m pytest -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg solutions
+
+test-fast: setup  ## the package's unit tests only
+	$(PY) -m pytest -n 2 tests -m "not slow and not browser"
+
+lab: setup  ## open the student notebooks in JupyterLab
+	.venv/bin/jupyter lab course/
+
+student: setup  ## regenerate course/ from solutions/
+	$(PY) -m tools.make_student solutions course
+
+solutions: setup  ## re-execute the solution notebooks in place (refresh committed outputs)
+	$(PY) -m tools.execute solutions/*.ipynb
+
+site: setup  ## build the static site into build/site/ (SOLUTIONS=0 leaves solutions out)
+	$(PY) -m tools.build_site --solutions $(SOLUTIONS)
+
+bench: setup  ## autograder against nbgrader on a generated class
+	$(PY) -m tools.bench
+
+lint: setup
+	.venv/bin/ruff check autograder tools tests
+
+clean:
+	rm -rf build .pytest_cache .jupyter_cache demo-feedback

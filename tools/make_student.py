@@ -1,0 +1,88 @@
+"""Generates the student notebooks from the solutions: python -m tools.make_student solutions course
+
+The nbgrader convention: in a code cell, the lines from `### BEGIN SOLUTION` to `### END SOLUTION`
+become `raise NotImplementedError()` at the marker's indentation; in a markdown cell they become
+"YOUR ANSWER HERE". A cell that held a solution, calls `check(`, or is tagged `uses-solution` loses
+its outputs, since they were computed by solution code. Every other cell, narrative and outputs of
+demonstrations, is kept as it is.
+"""
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+USES_SOLUTION = "uses-solution"
+CHECK_CALL = re.compile(r"\bcheck\(")
+
+
+def solution_regions(source: str) -> list[list[str]]:
+    """The lines inside each solution region of a cell's source (markers excluded)."""
+    regions, current = [], None
+    for line in source.splitlines():
+        if line.strip() == BEGIN:
+            current = []
+        elif line.strip() == END and current is not None:
+            regions.append(current)
+            current = None
+        elif current is not None:
+            current.append(line)
+    return regions
+
+
+def strip_solutions(source: str, replacement: str) -> str:
+    out, inside = [], False
+    for line in source.splitlines():
+        if line.strip() == BEGIN:
+            inside = True
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append(indent + replacement)
+        elif line.strip() == END and inside:
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise ValueError(f"a `{BEGIN}` has no matching `{END}`")
+    return "\n".join(out)
+
+
+def student_cell(cell):
+    has_solution = BEGIN in cell.source
+    if cell.cell_type == "markdown" and has_solution:
+        cell.source = strip_solutions(cell.source, "YOUR ANSWER HERE")
+    elif cell.cell_type == "code":
+        tags = cell.metadata.get("tags", [])
+        if has_solution:
+            cell.source = strip_solutions(cell.source, "raise NotImplementedError()")
+        if has_solution or USES_SOLUTION in tags or CHECK_CALL.search(cell.source):
+            cell.outputs, cell.execution_count = [], None
+    return cell
+
+
+def student_notebook(nb):
+    nb.cells = [student_cell(cell) for cell in nb.cells]
+    return nb
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("solutions", type=Path)
+    parser.add_argument("course", type=Path)
+    args = parser.parse_args()
+    args.course.mkdir(exist_ok=True)
+    for path in sorted(args.solutions.glob("*.ipynb")):
+        try:
+            nb = student_notebook(nbformat.read(path, as_version=4))
+        except ValueError as error:
+            print(f"{path}: {error}. Close the region and run `make student` again.", file=sys.stderr)
+            return 1
+        nbformat.write(nb, args.course / path.name)
+        print(f"wrote {args.course / path.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
