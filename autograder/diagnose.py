@@ -1,0 +1,130 @@
+"""Says in one sentence how a student's numbers differ from the right ones.
+
+Everything here runs in the trusted process on plain float64 tensors. A "matrix" is (rows, columns)
+with columns indexing the entries of one tensor (an input for a Jacobian, the output for forward
+values), so a mistake can be located in that tensor's rows and columns.
+"""
+
+from __future__ import annotations
+
+import re
+
+import torch
+
+RTOL, ATOL = 1e-5, 1e-8  # against the reference: both are computed in float64
+
+
+def close(a: torch.Tensor, b: torch.Tensor, rtol: float = RTOL, atol: float = ATOL) -> bool:
+    return a.shape == b.shape and bool(torch.isclose(a, b, rtol=rtol, atol=atol).all())
+
+
+def _columns_wrong(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float) -> torch.Tensor:
+    return (~torch.isclose(actual, expected, rtol=rtol, atol=atol)).any(dim=0)
+
+
+def _where(mask: torch.Tensor, shape: tuple[int, ...], name: str) -> str | None:
+    """Where the wrong entries of a tensor of this shape are, when they form a pattern."""
+    total, bad = mask.numel(), int(mask.sum())
+    if bad == 0 or bad == total:
+        return None
+    if len(shape) == 2:
+        grid = mask.reshape(shape)
+        cols = [j for j in range(shape[1]) if grid[:, j].all()]
+        rows = [i for i in range(shape[0]) if grid[i, :].all()]
+        if cols and grid[:, cols].sum() == bad:
+            return f"in column{'s' if len(cols) > 1 else ''} {_ranges(cols)} of {name} and right in the others"
+        if rows and grid[rows, :].sum() == bad:
+            return f"in row{'s' if len(rows) > 1 else ''} {_ranges(rows)} of {name} and right in the others"
+    first = [int(i) for i in torch.nonzero(mask.reshape(shape) if shape else mask)[0]] if shape else []
+    at = f" (first at {name}[{', '.join(map(str, first))}])" if first else ""
+    return f"at {bad} of the {total} entries of {name}{at}"
+
+
+def _ranges(indices: list[int]) -> str:
+    if len(indices) > 1 and indices == list(range(indices[0], indices[-1] + 1)):
+        return f"{indices[0]} to {indices[-1]}"
+    return ", ".join(map(str, indices))
+
+
+def explain(actual: torch.Tensor, expected: torch.Tensor, shape: tuple[int, ...], name: str, what: str,
+            rtol: float = RTOL, atol: float = ATOL) -> str | None:
+    """None when actual matches expected; otherwise a sentence starting with `what`."""
+    if close(actual, expected, rtol, atol):
+        return None
+    if not torch.isfinite(actual).all():
+        return f"{what} contains NaN or infinity."
+    if actual.abs().max() == 0 and expected.abs().max() > 0:
+        return (f"{what} is zero everywhere: the gradient never reaches {name} (backward returns zeros, "
+                f"or forward used operations that cut the graph).")
+    norm = float((expected * expected).sum())
+    if norm > 0:
+        k = float((actual * expected).sum()) / norm
+        if abs(k - 1) > 1e-3 and close(actual, k * expected, rtol, atol):
+            if abs(k + 1) < 1e-3:
+                return f"{what} has the wrong sign: it is -1 times the right one."
+            return (f"{what} is {k:.3g} times the right one: a constant factor is missing or extra "
+                    f"(as the 2 in d(x²)/dx = 2x).")
+    if len(shape) == 2 and shape[0] == shape[1] > 1:
+        idx = torch.arange(shape[0] * shape[1]).reshape(shape).t().reshape(-1)
+        if close(actual, expected[:, idx], rtol, atol):
+            return f"{what} is transposed: it holds the entries of {name}.t() where {name}'s belong."
+    if close(actual, expected, rtol=1e-3, atol=1e-5):
+        return (f"{what} agrees with the right one to only about 4 to 7 digits: part of the computation "
+                f"ran in float32 (torch.float32 tensors, .float(), or NumPy's float32) instead of float64.")
+    located = _where(_columns_wrong(actual, expected, rtol, atol), shape, name)
+    diff = (actual - expected).abs()
+    worst = float(diff.max())
+    if located:
+        return f"{what} is wrong {located} (largest difference {worst:.3g})."
+    return f"{what} differs from the right one everywhere (largest difference {worst:.3g})."
+
+
+def explain_swap(actual: list[torch.Tensor], expected: list[torch.Tensor], names: list[str]) -> str | None:
+    """Gradients returned in the wrong order: the one for input a is the right one for input b."""
+    for a in range(len(actual)):
+        for b in range(a + 1, len(actual)):
+            if close(actual[a], expected[b]) and close(actual[b], expected[a]) and not close(actual[a], expected[a]):
+                return (f"The gradients of {names[a]} and {names[b]} are swapped: backward must return them in "
+                        f"the order forward takes its inputs.")
+    return None
+
+
+# -- autograd's own error messages, told plainly ----------------------------------------------------
+
+_ERRORS = [
+    (r"returned an incorrect number of gradients \(expected (\d+), got (\d+)\)",
+     lambda m: f"backward returned {m[2]} value(s) but forward takes {m[1]} input(s) (ctx excluded): return "
+               f"one value per input, in order, with None for the inputs that are not tensors."),
+    (r"returned a gradient different than None at position (\d+), but the corresponding forward input was "
+     r"not a Variable",
+     lambda m: f"backward returned a gradient for input {m[1]} of forward, which is not a tensor (a number "
+               f"such as n): there is nothing to differentiate there, so return None in that position."),
+    (r"modified by an inplace operation",
+     lambda m: "a tensor saved for backward was changed in place after forward saved it, so autograd refuses "
+               "to use it: clone before changing it (or change a copy), and never change inputs or "
+               "grad_output in place."),
+    (r"returned an invalid gradient at index (\d+) - got \[([\d, ]*)\] but expected shape compatible "
+     r"with \[([\d, ]*)\]",
+     lambda m: f"backward returned a gradient of shape [{m[2]}] for input {int(m[1]) + 1}, whose shape is "
+               f"[{m[3]}]" + (": it looks transposed." if m[2].split(", ")[::-1] == m[3].split(", ") else
+                              ": each gradient must have the shape of its input.")),
+    (r"trying to differentiate twice a function that was marked with @once_differentiable",
+     lambda m: "backward is marked @once_differentiable, so autograd cannot differentiate it again: remove "
+               "the decorator and write backward with differentiable torch operations."),
+    (r"element 0 of tensors does not require grad and does not have a grad_fn",
+     lambda m: "the result has no autograd history: it was computed from values autograd cannot see "
+               "(tensors stashed on ctx, NumPy, .detach() or torch.no_grad())."),
+]
+
+
+def explain_error(error: dict) -> str:
+    """A sentence for an exception raised by student code (given as probe.error_data)."""
+    message, kind, where = error.get("message", ""), error.get("type", "Exception"), error.get("where", "code")
+    if kind == "NotImplementedError":
+        return f"{where} is not written yet: it raises NotImplementedError. Replace `raise NotImplementedError()` with your code."
+    for pattern, sentence in _ERRORS:
+        match = re.search(pattern, message)
+        if match:
+            return sentence(match)
+    first_line = message.strip().splitlines()[0] if message.strip() else ""
+    return f"{where} raised {kind}: {first_line[:300]}"

@@ -1,0 +1,277 @@
+"""Turns a probe's raw numbers into verdicts, scores and explanations, against the reference.
+
+This runs in the trusted process only: the reference is measured here with PyTorch's own operations,
+and every comparison is made here on tensors rebuilt from plain data.
+"""
+
+from __future__ import annotations
+
+import inspect
+import traceback
+from dataclasses import dataclass, field
+from functools import lru_cache
+from types import SimpleNamespace
+from typing import Any
+
+import torch
+
+from autograder import probe as probing
+from autograder.diagnose import explain, explain_error, explain_swap
+from autograder.problems import Problem
+
+GRADCHECK_RTOL, GRADCHECK_ATOL = 1e-3, 1e-5  # torch.autograd.gradcheck's defaults
+
+
+@dataclass
+class Figure:
+    """A picture to draw with the explanation: heat maps of matrices, or autograd graphs."""
+
+    kind: str  # "heatmaps" or "graphs"
+    title: str
+    panels: list[tuple[str, Any]]  # (caption, matrix as nested lists | Graph dict)
+
+
+@dataclass
+class CheckResult:
+    problem: str
+    check: str
+    passed: bool
+    max_score: float
+    message: str = ""
+    details: str = ""
+    figures: list[Figure] = field(default_factory=list)
+    hidden: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.problem}: {self.check}"
+
+    @property
+    def score(self) -> float:
+        return self.max_score if self.passed else 0.0
+
+
+class Verdicts:
+    """Collects one result per check; the first failure of a check is the one explained."""
+
+    def __init__(self, problem: Problem):
+        self.problem = problem
+        self.failures: dict[str, tuple[str, str, list[Figure]]] = {}
+
+    def fail(self, check: str, message: str, details: str = "", figures: list[Figure] | None = None) -> None:
+        if check in self.problem.checks and check not in self.failures:
+            self.failures[check] = (message, details, figures or [])
+
+    def fail_all(self, message: str, details: str = "", checks: list[str] | None = None) -> None:
+        for check in checks or self.problem.checks:
+            self.fail(check, message, details)
+
+    def results(self, passed_details: dict[str, str]) -> list[CheckResult]:
+        out = []
+        for check in self.problem.checks:
+            message, details, figures = self.failures.get(check, ("", passed_details.get(check, ""), []))
+            out.append(CheckResult(self.problem.name, check, check not in self.failures,
+                                   self.problem.points[check], message, details, figures,
+                                   check in self.problem.hidden_checks))
+        return out
+
+
+def input_names(problem: Problem) -> list[str]:
+    try:
+        return list(inspect.signature(problem.reference).parameters)
+    except (TypeError, ValueError):
+        return [f"input{i + 1}" for i in range(max(len(c.args) for c in problem.cases))]
+
+
+def encoded_cases(problem: Problem, seed: int = 0) -> list[list[Any]]:
+    return [probing.encode_args(problem.inputs(i, seed)) for i in range(len(problem.cases))]
+
+
+@lru_cache(maxsize=None)
+def reference_data(problem: Problem, seed: int = 0) -> dict:
+    """The reference measured exactly as a student's Function is, with PyTorch's own autograd."""
+    obj = SimpleNamespace(apply=problem.reference) if problem.kind == "function" else problem.reference
+    cases = encoded_cases(problem, seed)
+    return {"cases": [probing.measure_case(problem, obj, c, seed + i, []) for i, c in enumerate(cases)],
+            "graph": probing.backward_graph(problem, obj, cases[0])}
+
+
+def _t(values: Any) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.float64)
+
+
+def _matrices(jac: list, sizes: list[int], rows: int) -> list[torch.Tensor]:
+    """Validated (rows x size) float64 matrices from untrusted nested lists."""
+    out = []
+    for block, size in zip(jac, sizes):
+        m = _t(block) if rows and size else torch.zeros(rows, size, dtype=torch.float64)
+        if m.shape != (rows, size):
+            raise ValueError("malformed Jacobian")
+        out.append(m)
+    if len(out) != len(sizes):
+        raise ValueError("malformed Jacobian")
+    return out
+
+
+def _heatmaps(title: str, left: tuple[str, torch.Tensor], right: tuple[str, torch.Tensor]) -> Figure:
+    return Figure("heatmaps", title, [(left[0], left[1].tolist()), (right[0], right[1].tolist()),
+                                      ("difference", (left[1] - right[1]).tolist())])
+
+
+def judge(problem: Problem, data: dict, seed: int = 0) -> list[CheckResult]:
+    """Every check of the problem, from the probe's data of one submission."""
+    verdicts = Verdicts(problem)
+    passed_details: dict[str, str] = {}
+    try:
+        _judge(problem, data, reference_data(problem, seed), verdicts, passed_details)
+    except (ValueError, TypeError, KeyError, IndexError, RuntimeError) as error:
+        verdicts.fail_all(f"The grader could not read what {problem.lookup} produced ({error}); it is "
+                          f"treated as wrong. Make sure it returns plain float64 tensors.", traceback.format_exc())
+    return verdicts.results(passed_details)
+
+
+def _judge(problem: Problem, data: dict, reference: dict, verdicts: Verdicts, passed: dict[str, str]) -> None:
+    name = problem.lookup
+    if not data.get("defined"):
+        verdicts.fail_all(f"{name} is not defined in the submission: define it with exactly this name "
+                          f"(names are case-sensitive).")
+        return
+    want = "Function" if problem.kind == "function" else "callable"
+    kind = data.get("kind")
+    if (want == "Function" and kind != "Function") or (want == "callable" and kind not in ("callable", "Function")):
+        verdicts.fail_all(f"{name} is a {kind}, but the problem asks for "
+                          f"{'a subclass of torch.autograd.Function' if want == 'Function' else 'a function'}.")
+        return
+    for other, other_kind in data.get("also", {}).items():
+        if other_kind != "Function":
+            verdicts.fail("is a Function", f"{other} must be a subclass of torch.autograd.Function too "
+                                           f"(it is {'missing' if other_kind == 'missing' else 'a ' + other_kind}).")
+    names = input_names(problem)
+    says = data.get("torch_says", {})
+    for check in ("gradcheck", "gradgradcheck"):
+        if check in says:
+            passed[check] = f"torch.autograd.{check} says: {says[check]}"
+    student_graph, reference_graph = data.get("graph"), reference.get("graph")
+    graphs = [Figure("graphs", "the graph of backward, built with create_graph=True",
+                     [("yours", student_graph), ("reference", reference_graph)])] if student_graph else []
+
+    for i, (case, ref) in enumerate(zip(data["cases"], reference["cases"])):
+        where = f"For inputs {problem.cases[i].describe()}: "
+        tensor_names = [n for n, k in zip(names, case["arg_kinds"]) if k == "Tensor"]
+        sizes = [len(a["values"]) for a in encoded_cases(problem)[i] if isinstance(a, dict)]
+        if "error" in case:
+            text = explain_error(case["error"])
+            verdicts.fail_all(where + text, case["error"].get("traceback", ""),
+                              [c for c in problem.checks if c != "is a Function"])
+            continue
+        out, ref_out = case["output"], ref["output"]
+        if out.get("type") != "Tensor":
+            verdicts.fail_all(where + f"{name} returned a {out.get('type')}, not a Tensor"
+                              + (" (call Sinh.apply(x)[0]: the wrapper returns only the first output)."
+                                 if problem.kind == "callable" else "."),
+                              checks=[c for c in problem.checks if c != "is a Function"])
+            continue
+        if out["shape"] != ref_out["shape"]:
+            verdicts.fail("forward", where + f"forward returned shape {out['shape']} but the right output has "
+                                             f"shape {ref_out['shape']}.")
+        elif out["dtype"] != "torch.float64":
+            verdicts.fail("forward", where + f"forward returned {out['dtype']} for float64 inputs: keep the "
+                                             f"input's dtype (no .float(), no new float32 tensors).")
+        else:
+            shape = tuple(out["shape"])
+            actual, expected = _t([out["values"]]), _t([ref_out["values"]])
+            said = explain(actual, expected, shape, "the output", "The output")
+            if said:
+                verdicts.fail("forward", where + said,
+                              figures=[_heatmaps("forward output", ("yours", actual), ("reference", expected))])
+        if not out.get("has_grad_fn") and "backward_error" not in case:
+            verdicts.fail_all(where + f"{name}'s output has no grad_fn, so no gradient can flow back through it.",
+                              checks=["backward returns", "gradient", "gradcheck", "gradgradcheck"])
+            continue
+        if "backward_error" in case:
+            text = explain_error(case["backward_error"])
+            verdicts.fail_all(where + text, case["backward_error"].get("traceback", ""),
+                              ["backward returns", "gradient", "gradcheck", "gradgradcheck"])
+            continue
+        _judge_returns(case, encoded_cases(problem)[i], names, where, verdicts)
+        m = len(out["values"])
+        jac = _matrices(case["jacobian"], sizes, m)
+        ref_jac = _matrices(ref["jacobian"], sizes, m)
+        shapes = [tuple(a["shape"]) for a in encoded_cases(problem)[i] if isinstance(a, dict)]
+        said, bad = explain_swap(jac, ref_jac, tensor_names), 0
+        for k in range(len(jac)):
+            if said:
+                break
+            said, bad = explain(jac[k], ref_jac[k], shapes[k], tensor_names[k],
+                                f"The gradient with respect to {tensor_names[k]}"), k
+        if said:
+            verdicts.fail("gradient", where + said, figures=[
+                _heatmaps(f"Jacobian with respect to {tensor_names[bad]} (rows: output entries, columns: "
+                          f"{tensor_names[bad]} entries)", ("yours (from backward)", jac[bad]),
+                          ("reference", ref_jac[bad]))] + graphs)
+        if "numerical" in case:
+            numeric = _matrices(case["numerical"], sizes, m)
+            for k in range(len(jac)):
+                said = explain(jac[k], numeric[k], shapes[k], tensor_names[k],
+                               f"The analytical Jacobian (from backward) with respect to {tensor_names[k]}",
+                               rtol=GRADCHECK_RTOL, atol=GRADCHECK_ATOL)
+                if said:
+                    said = said.replace("the right one", "the numerical one (finite differences of forward)")
+                    verdicts.fail("gradcheck", where + said, says.get("gradcheck", ""), [
+                        _heatmaps(f"Jacobian with respect to {tensor_names[k]}", ("analytical (backward)", jac[k]),
+                                  ("numerical (finite differences)", numeric[k]))])
+                    break
+        else:
+            verdicts.fail("gradcheck", where + explain_error(case["numerical_error"]))
+        if problem.double_backward:
+            _judge_second(case.get("second", {}), where, verdicts, says, graphs)
+
+
+def _judge_returns(case: dict, encoded: list[Any], names: list[str], where: str, verdicts: Verdicts) -> None:
+    returned = case.get("backward_returns")
+    if returned is None:
+        return
+    extra = returned[len(encoded):]  # autograd accepts trailing Nones, e.g. for an omitted bias
+    if len(returned) < len(encoded) or any(v["kind"] != "None" for v in extra):
+        verdicts.fail("backward returns", where + f"backward returned {len(returned)} value(s) for the "
+                                                  f"{len(encoded)} input(s) of forward.")
+        return
+    for k, (value, arg) in enumerate(zip(returned, encoded)):
+        label = names[k] if k < len(names) else f"input {k + 1}"
+        if not isinstance(arg, dict) and value["kind"] != "None":
+            verdicts.fail("backward returns", where + f"backward returned a {value['kind']} for {label}, which "
+                                                      f"is not a tensor: return None for it.")
+        elif isinstance(arg, dict) and value["kind"] == "Tensor" and value["shape"] != arg["shape"]:
+            verdicts.fail("backward returns", where + f"the gradient for {label} has shape {value['shape']} but "
+                                                      f"{label} has shape {arg['shape']}.")
+        elif isinstance(arg, dict) and value["kind"] not in ("Tensor", "None"):
+            verdicts.fail("backward returns", where + f"backward returned a {value['kind']} for {label}; "
+                                                      f"return a tensor shaped like it.")
+
+
+def _judge_second(second: dict, where: str, verdicts: Verdicts, says: dict, graphs: list[Figure]) -> None:
+    if "error" in second:
+        verdicts.fail("gradgradcheck", where + explain_error(second["error"]), says.get("gradgradcheck", ""), graphs)
+        return
+    analytical, numerical = _t(second["analytical"]), _t(second["numerical"])
+    if analytical.shape != numerical.shape:
+        raise ValueError("malformed second derivatives")
+    inputs = analytical.shape[0]  # rows: gradient entries; columns: the inputs, then grad_output
+    blind = analytical[:, :inputs].abs().max() == 0 and numerical[:, :inputs].abs().max() > GRADCHECK_ATOL
+    if not second.get("has_history") or blind:
+        verdicts.fail("gradgradcheck", where + (
+            "backward's result has no autograd history linking it to the inputs, so autograd sees "
+            "second derivatives of zero where finite differences do not: backward used values autograd cannot see (tensors "
+            "stashed on ctx instead of save_for_backward, NumPy, .detach() or torch.no_grad()). Save "
+            "inputs and outputs with save_for_backward, return intermediates as extra outputs (as Sinh "
+            "does), and compute backward with torch operations."), says.get("gradgradcheck", ""), graphs)
+        return
+    shape = (analytical.shape[1],)
+    said = explain(analytical, numerical, shape, "the inputs and grad_output",
+                   "The matrix of second derivatives (autograd through your backward)",
+                   rtol=GRADCHECK_RTOL, atol=GRADCHECK_ATOL)
+    if said:
+        said = said.replace("the right one", "the numerical one (finite differences of backward)")
+        verdicts.fail("gradgradcheck", where + said, says.get("gradgradcheck", ""), [
+            _heatmaps("second derivatives (rows: gradient entries, columns: inputs then grad_output)",
+                      ("analytical", analytical), ("numerical", numerical))] + graphs)

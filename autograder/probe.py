@@ -1,0 +1,336 @@
+"""Measures a student's Function and returns raw numbers only: no comparison, no verdict.
+
+It runs where the student's code runs (a grading worker, or the notebook for the inline check), so it
+uses the PyTorch functions captured in `_T` when this module was imported, before any student code
+could patch `torch.autograd.grad`, tensor operators or this module's globals. What it returns is plain
+data (lists, numbers, strings) that `judge.py` checks against the reference in a clean process.
+"""
+
+from __future__ import annotations
+
+import random
+import traceback
+from types import SimpleNamespace
+from typing import Any
+
+import torch
+
+from autograder.graphs import graph_of
+
+EPS = 1e-6  # finite-difference step, as in the slides' gradcheck call
+MAX_TEXT = 2000
+
+_T = SimpleNamespace(
+    Tensor=torch.Tensor,
+    Function=torch.autograd.Function,
+    tensor=torch.tensor,
+    grad=torch.autograd.grad,
+    as_subclass=torch.Tensor.as_subclass,
+    detach=torch.Tensor.detach,
+    to=torch.Tensor.to,
+    reshape=torch.Tensor.reshape,
+    tolist=torch.Tensor.tolist,
+    requires_grad_=torch.Tensor.requires_grad_,
+    no_torch_function=torch._C.DisableTorchFunction,
+    set_grad_enabled=torch.set_grad_enabled,
+    set_default_dtype=torch.set_default_dtype,
+    set_detect_anomaly=torch.autograd.set_detect_anomaly,
+    gradcheck=torch.autograd.gradcheck,
+    gradgradcheck=torch.autograd.gradgradcheck,
+    float64=torch.float64,
+    isinstance=isinstance,
+    issubclass=issubclass,
+    type=type,
+)
+
+
+# -- plain data <-> tensors -------------------------------------------------------------------------
+
+def encode_args(args: list[Any]) -> list[Any]:
+    """Inputs as plain data: tensors become {"shape", "values"}; other arguments stay as they are."""
+    return [{"shape": list(a.shape), "values": _T.tolist(_T.reshape(a, (-1,)))} if _T.isinstance(a, _T.Tensor)
+            else a for a in args]
+
+
+def _make(shape: list[int], values: list[float], requires_grad: bool = True) -> torch.Tensor:
+    t = _T.reshape(_T.tensor(values, dtype=_T.float64), tuple(shape))
+    return _T.requires_grad_(t, requires_grad)
+
+
+def decode_args(encoded: list[Any]) -> list[Any]:
+    """Fresh tensors for every call, so that a Function changing its input cannot spoil the next."""
+    return [_make(a["shape"], a["values"]) if _T.isinstance(a, dict) else a for a in encoded]
+
+
+def plain(t: torch.Tensor) -> dict:
+    """A tensor's dtype, shape and float64 values, read past any subclass or __torch_function__."""
+    with _T.no_torch_function():
+        base = _T.as_subclass(t, _T.Tensor)
+        values = _T.tolist(_T.reshape(_T.to(_T.detach(base), _T.float64), (-1,)))
+        return {"dtype": str(base.dtype), "shape": list(base.shape), "values": values}
+
+
+def error_data(error: BaseException, where: str) -> dict:
+    text = "".join(traceback.format_exception(_T.type(error), error, error.__traceback__, limit=-3))
+    return {"type": _T.type(error).__name__, "message": str(error)[:MAX_TEXT], "where": where,
+            "traceback": text[-MAX_TEXT:]}
+
+
+# -- the measurements --------------------------------------------------------------------------------
+
+def probe(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int = 0) -> dict:
+    """Everything the judge needs about one problem in a submission's namespace."""
+    obj = namespace.get(problem.lookup)
+    data: dict[str, Any] = {"defined": obj is not None, "kind": describe_kind(obj),
+                            "also": {n: describe_kind(namespace.get(n)) for n in problem.also_functions}}
+    if obj is None or (problem.kind == "function" and data["kind"] != "Function") \
+            or (problem.kind == "callable" and not callable(obj)):
+        return data
+    _reset_torch()
+    recorded: list[Any] = []
+    backward_owner = obj if problem.kind == "function" else namespace.get(next(iter(problem.also_functions), ""))
+    with _recording_backward(backward_owner, recorded):
+        data["cases"] = [measure_case(problem, obj, case, seed + i, recorded)
+                         for i, case in enumerate(encoded_cases)]
+        data["graph"] = backward_graph(problem, obj, encoded_cases[0])
+        data["torch_says"] = torch_checks(problem, obj, encoded_cases[0])
+    return data
+
+
+def describe_kind(obj: Any) -> str:
+    if obj is None:
+        return "missing"
+    if _T.isinstance(obj, type) and _T.issubclass(obj, _T.Function):
+        return "Function"
+    if _T.isinstance(obj, type):
+        return "class"
+    return "callable" if callable(obj) else _T.type(obj).__name__
+
+
+def _reset_torch() -> None:
+    """Global settings a submission may have changed at import do not make its answer wrong."""
+    _T.set_grad_enabled(True)
+    _T.set_default_dtype(torch.float32)
+    _T.set_detect_anomaly(False)
+
+
+class _recording_backward:
+    """Wraps the class's backward to note what it returned, before autograd validates it."""
+
+    def __init__(self, cls, recorded: list):
+        self.cls, self.recorded = cls, recorded
+        self.original = cls.__dict__.get("backward") if _T.isinstance(cls, type) else None
+
+    def __enter__(self):
+        if self.original is None:
+            return self
+        backward = getattr(self.cls, "backward")
+        recorded = self.recorded
+
+        def recording_backward(ctx, *grads):
+            result = backward(ctx, *grads)
+            recorded.append(describe_returns(result))
+            return result
+
+        setattr(self.cls, "backward", staticmethod(recording_backward))
+        return self
+
+    def __exit__(self, *exc):
+        if self.original is not None:
+            setattr(self.cls, "backward", self.original)
+
+
+def describe_returns(result: Any) -> list[dict]:
+    values = result if _T.isinstance(result, tuple) else (result,)
+    out = []
+    for v in values:
+        if v is None:
+            out.append({"kind": "None"})
+        elif _T.isinstance(v, _T.Tensor):
+            out.append({"kind": "Tensor", "shape": list(v.shape)})
+        else:
+            out.append({"kind": _T.type(v).__name__})
+    return out
+
+
+def _first_output(problem, result: Any) -> Any:
+    return result
+
+
+def measure_case(problem, obj, encoded: list[Any], seed: int, recorded: list) -> dict:
+    """Forward output, the analytical and numerical Jacobians, and second derivatives if graded."""
+    case: dict[str, Any] = {"arg_kinds": ["Tensor" if _T.isinstance(a, dict) else _T.type(a).__name__
+                                          for a in encoded]}
+    args = decode_args(encoded)
+    try:
+        out = problem.call(obj, args)
+    except BaseException as error:  # noqa: BLE001 - any failure of student code is data
+        case["error"] = error_data(error, "forward")
+        return case
+    if not _T.isinstance(out, _T.Tensor):
+        case["output"] = {"type": _T.type(out).__name__}
+        return case
+    case["output"] = {"type": "Tensor", **plain(out), "has_grad_fn": out.grad_fn is not None}
+    tensors = [a for a in args if _T.isinstance(a, _T.Tensor)]
+    recorded.clear()
+    try:
+        case["jacobian"] = analytical_jacobian(out, tensors)
+    except BaseException as error:  # noqa: BLE001
+        case["backward_error"] = error_data(error, "backward")
+    case["backward_returns"] = recorded[0] if recorded else None
+    try:
+        case["numerical"] = numerical_jacobian(problem, obj, encoded)
+    except BaseException as error:  # noqa: BLE001
+        case["numerical_error"] = error_data(error, "forward")
+    if problem.double_backward and "jacobian" in case:
+        case["second"] = second_order(problem, obj, encoded, seed)
+    return case
+
+
+def _unit(shape: list[int], size: int, index: int) -> torch.Tensor:
+    values = [0.0] * size
+    values[index] = 1.0
+    return _make(shape, values, requires_grad=False)
+
+
+def _flat(t: torch.Tensor | None, size: int) -> list[float]:
+    return [0.0] * size if t is None else plain(t)["values"]
+
+
+def analytical_jacobian(out: torch.Tensor, tensors: list[torch.Tensor]) -> list[list[list[float]]]:
+    """J[k][i][j] = d out_i / d input_k[j], one vector-Jacobian product per output element."""
+    size = out.numel()
+    rows: list[list[list[float]]] = [[] for _ in tensors]
+    if size == 0 or out.grad_fn is None:
+        return [[[0.0] * t.numel() for _ in range(size)] for t in tensors]
+    for i in range(size):
+        grads = _T.grad(out, tensors, _unit(list(out.shape), size, i), retain_graph=True, allow_unused=True)
+        for k, (g, t) in enumerate(zip(grads, tensors)):
+            rows[k].append(_flat(g, t.numel()))
+    return rows
+
+
+def _forward_values(problem, obj, encoded: list[Any]) -> list[float]:
+    with torch.no_grad():
+        out = problem.call(obj, decode_args(encoded))
+    return plain(out)["values"]
+
+
+def _perturbed(encoded: list[Any], k: int, j: int, step: float) -> list[Any]:
+    copy = [dict(a, values=list(a["values"])) if _T.isinstance(a, dict) else a for a in encoded]
+    copy[k]["values"][j] += step
+    return copy
+
+
+def numerical_jacobian(problem, obj, encoded: list[Any]) -> list[list[list[float]]]:
+    """Central differences of the student's own forward, as gradcheck computes them."""
+    jac = []
+    for k, arg in enumerate(encoded):
+        if not _T.isinstance(arg, dict):
+            continue
+        columns = []
+        for j in range(len(arg["values"])):
+            plus = _forward_values(problem, obj, _perturbed(encoded, k, j, EPS))
+            minus = _forward_values(problem, obj, _perturbed(encoded, k, j, -EPS))
+            columns.append([(p - m) / (2 * EPS) for p, m in zip(plus, minus)])
+        jac.append([list(row) for row in zip(*columns)] if columns else [])
+    return jac
+
+
+def _cotangent(shape: list[int], size: int, seed: int) -> torch.Tensor:
+    rng = random.Random(seed)
+    return _make(shape, [rng.uniform(-1, 1) for _ in range(size)], requires_grad=True)
+
+
+def _vjp(problem, obj, encoded: list[Any], v_values: list[float], create_graph: bool):
+    args = decode_args(encoded)
+    tensors = [a for a in args if _T.isinstance(a, _T.Tensor)]
+    out = problem.call(obj, args)
+    v = _make(list(out.shape), v_values, requires_grad=create_graph)
+    grads = _T.grad(out, tensors, v, create_graph=create_graph, allow_unused=True)
+    return tensors, v, out, grads
+
+
+def second_order(problem, obj, encoded: list[Any], seed: int) -> dict:
+    """The Jacobian of the map (inputs, v) -> v^T J(inputs), analytically (autograd through the
+    student's backward) and by central differences of the student's first-order backward."""
+    result: dict[str, Any] = {}
+    try:
+        probe_out = _forward_values(problem, obj, encoded)
+        v_values = plain(_cotangent([len(probe_out)], len(probe_out), seed))["values"]
+        tensors, v, out, grads = _vjp(problem, obj, encoded, v_values, create_graph=True)
+        flat_grads = [g for g in grads if g is not None]
+        result["has_history"] = any(g.grad_fn is not None for g in flat_grads)
+        sizes = [t.numel() for t in tensors] + [v.numel()]
+        rows = []
+        for g, t in zip(grads, tensors):
+            for i in range(t.numel()):
+                if g is None or g.grad_fn is None:
+                    rows.append([0.0] * sum(sizes))
+                    continue
+                seconds = _T.grad(g, tensors + [v], _unit(list(g.shape), g.numel(), i),
+                                  retain_graph=True, allow_unused=True)
+                rows.append([x for s, n in zip(seconds, sizes) for x in _flat(s, n)])
+        result["analytical"] = rows
+    except BaseException as error:  # noqa: BLE001
+        result["error"] = error_data(error, "double backward")
+        return result
+    try:
+        result["numerical"] = _numerical_second(problem, obj, encoded, v_values)
+    except BaseException as error:  # noqa: BLE001
+        result["error"] = error_data(error, "backward")
+    return result
+
+
+def _numerical_second(problem, obj, encoded: list[Any], v_values: list[float]) -> list[list[float]]:
+    def first_order(enc, v):
+        _, _, _, grads = _vjp(problem, obj, enc, v, create_graph=False)
+        tensors = [a for a in enc if _T.isinstance(a, dict)]
+        return [x for g, t in zip(grads, tensors) for x in _flat(g, len(t["values"]))]
+
+    columns = []
+    for k, arg in enumerate(encoded):
+        if _T.isinstance(arg, dict):
+            for j in range(len(arg["values"])):
+                plus = first_order(_perturbed(encoded, k, j, EPS), v_values)
+                minus = first_order(_perturbed(encoded, k, j, -EPS), v_values)
+                columns.append([(p - m) / (2 * EPS) for p, m in zip(plus, minus)])
+    for j in range(len(v_values)):
+        vp, vm = list(v_values), list(v_values)
+        vp[j] += EPS
+        vm[j] -= EPS
+        plus, minus = first_order(encoded, vp), first_order(encoded, vm)
+        columns.append([(p - m) / (2 * EPS) for p, m in zip(plus, minus)])
+    return [list(row) for row in zip(*columns)]
+
+
+def backward_graph(problem, obj, encoded: list[Any]) -> dict | None:
+    """The graph of the student's backward, built with create_graph=True, as plain data."""
+    try:
+        args = decode_args(encoded)
+        tensors = [a for a in args if _T.isinstance(a, _T.Tensor)]
+        out = problem.call(obj, args)
+        grads = _T.grad(out, tensors, _make(list(out.shape), [1.0] * out.numel(), False),
+                        create_graph=True, allow_unused=True)
+        named = {"out": out, **{f"grad_{i}": g for i, g in enumerate(grads) if g is not None},
+                 **{f"input_{i}": t for i, t in enumerate(tensors)}}
+        if len(tensors) == 1 and "grad_0" in named:
+            named = {"grad_x": named["grad_0"], "x": tensors[0], "out": out}
+        return graph_of(**named).to_dict()
+    except BaseException:  # noqa: BLE001 - no picture is better than a crash
+        return None
+
+
+def torch_checks(problem, obj, encoded: list[Any]) -> dict:
+    """What torch.autograd.gradcheck (and gradgradcheck) print for the first case: shown to the
+    student as PyTorch's own words; the verdicts are computed by the judge, not taken from here."""
+    says = {}
+    checks = [("gradcheck", _T.gradcheck)] + ([("gradgradcheck", _T.gradgradcheck)] if problem.double_backward else [])
+    for name, run in checks:
+        try:
+            run(lambda *a: problem.call(obj, list(a)), tuple(decode_args(encoded)), eps=EPS, atol=1e-5,
+                raise_exception=True)
+            says[name] = "passed"
+        except BaseException as error:  # noqa: BLE001
+            says[name] = f"{_T.type(error).__name__}: {str(error)[:MAX_TEXT]}"
+    return says

@@ -1,0 +1,94 @@
+"""What a graded problem is: a name, how to make its inputs, a reference, its checks and their points.
+
+A problem never runs student code itself: `probe.py` measures a student's Function (in a worker or,
+for the inline check, in the notebook) and `judge.py` turns the measurements into verdicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+# Checks in the order they are reported, with what each one asks (shown in feedback tables).
+CHECKS = {
+    "is a Function": "the name is defined and is what the problem asks for",
+    "forward": "forward returns a tensor of the right shape, dtype and values",
+    "backward returns": "backward returns one value per forward input: a gradient shaped like each "
+    "tensor input, None for the others",
+    "gradient": "the gradients (vector-Jacobian products) equal the reference's",
+    "gradcheck": "the analytical Jacobian agrees with finite differences (float64)",
+    "gradgradcheck": "the second derivatives agree with finite differences of backward (float64)",
+}
+POINTS = {"is a Function": 1, "forward": 2, "backward returns": 1, "gradient": 3, "gradcheck": 3,
+          "gradgradcheck": 2}
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A float64 input drawn uniformly from [low, high], kept `margin` away from each of `avoid`
+    (the kinks where the derivative does not exist, such as 0 for |x| or ReLU)."""
+
+    shape: tuple[int, ...]
+    low: float = -1.0
+    high: float = 1.0
+    avoid: tuple[float, ...] = ()
+    margin: float = 0.1
+
+    def make(self, generator: torch.Generator) -> torch.Tensor:
+        x = torch.empty(self.shape, dtype=torch.float64).uniform_(self.low, self.high, generator=generator)
+        for point in self.avoid:
+            near = (x - point).abs() < self.margin
+            x = torch.where(near, point + torch.where(x >= point, 1.0, -1.0) * 2 * self.margin, x)
+        return x
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of the student's Function: tensor specs and plain values (an omitted optional
+    argument is simply left out)."""
+
+    args: tuple[Any, ...]
+
+    def describe(self) -> str:
+        parts = [f"tensor{tuple(a.shape)}" if isinstance(a, TensorSpec) else repr(a) for a in self.args]
+        return "(" + ", ".join(parts) + ")"
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity: one object per problem
+class Problem:
+    """A graded Function. `kind` is "function" (a torch.autograd.Function subclass, called through
+    `.apply`) or "callable" (a plain function such as `sinh`). `reference` computes the right answer
+    with PyTorch's own operations, so autograd differentiates it exactly."""
+
+    name: str
+    summary: str
+    reference: Callable[..., torch.Tensor]
+    cases: tuple[Case, ...]
+    kind: str = "function"
+    entry: str = ""  # the name looked up in the submission when it is not `name`, e.g. sinh for Sinh
+    double_backward: bool = False
+    also_functions: tuple[str, ...] = ()  # other names the submission must define, e.g. CubeBackward
+    hidden_checks: frozenset[str] = frozenset()
+    points: dict[str, float] = field(default_factory=lambda: dict(POINTS))
+
+    @property
+    def lookup(self) -> str:
+        return self.entry or self.name
+
+    @property
+    def checks(self) -> list[str]:
+        return [c for c in CHECKS if c != "gradgradcheck" or self.double_backward]
+
+    @property
+    def max_score(self) -> float:
+        return sum(self.points[c] for c in self.checks)
+
+    def inputs(self, case_index: int, seed: int = 0) -> list[Any]:
+        """The seeded inputs of one case: grading the same submission twice gives the same results."""
+        generator = torch.Generator().manual_seed(seed * 1000 + case_index)
+        return [a.make(generator) if isinstance(a, TensorSpec) else a for a in self.cases[case_index].args]
+
+    def call(self, obj: Any, args: list[Any]) -> Any:
+        return obj.apply(*args) if self.kind == "function" else obj(*args)
