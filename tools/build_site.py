@@ -1,0 +1,304 @@
+"""Builds the course web site into build/site/: python -m tools.build_site [--solutions 1|0]
+
+The pages are staged in build/site-src/: the configuration and pages of site/, one page per lesson
+notebook with its committed outputs (nothing is executed), the student notebooks of course/ to
+download, and a local copy of MathJax so that no page loads anything from the network. Then
+sphinx-build runs with warnings as errors, so a broken link or a notebook that failed fails the build.
+
+--solutions 1 (the default) shows the lessons of solutions/ with every solution collapsed behind a
+"Show solution" toggle; --solutions 0 shows the student notebooks of course/ instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+from tools.make_student import BEGIN, END, strip_solutions
+
+ROOT = Path(__file__).resolve().parents[1]
+MATHJAX_VERSION = "3.2.2"  # from the npm registry, unpacked into build/vendor/ on the first build
+RAISES = "raises-exception"
+STAMP = ".course-build.json"  # written into the output folder after a successful build
+LESSON = re.compile(r"^\d\d-[\w-]+\.ipynb$")
+TOGGLE_FENCE = "::::::"  # longer than any fence a solution could contain, so it cannot be closed early
+
+
+class BuildError(Exception):
+    """A problem in the sources that the author has to fix; the message says what and where."""
+
+
+def lessons(folder: Path) -> list[Path]:
+    """The lesson notebooks of a folder, in course order (their NN- prefix)."""
+    return sorted(p for p in folder.glob("*.ipynb") if LESSON.match(p.name))
+
+
+def notebook_errors(nb) -> list[str]:
+    """Error outputs in cells that are not tagged raises-exception, i.e. a lesson that did not run."""
+    problems = []
+    for index, cell in enumerate(nb.cells, 1):
+        if cell.cell_type != "code" or RAISES in cell.metadata.get("tags", []):
+            continue
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                problems.append(f"cell {index} raised {output.get('ename')}: {output.get('evalue')}")
+    return problems
+
+
+def title_and_summary(nb) -> tuple[str, str]:
+    """The lesson's `# ` title and the first sentence of the paragraph after it."""
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        lines = cell.source.splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith("# "):
+                paragraph = []
+                for rest in lines[i + 1:]:
+                    if rest.strip():
+                        paragraph.append(rest.strip())
+                    elif paragraph:
+                        break
+                text = " ".join(paragraph)
+                sentence = re.match(r"(.+?[.!?])(\s|$)", text)
+                return line[2:].strip(), (sentence.group(1) if sentence else text)
+    return "", ""
+
+
+def collapse_markdown_solutions(source: str) -> str:
+    """Each solution region of a markdown cell becomes a toggle labelled "Show solution"."""
+    out, inside = [], False
+    for line in source.splitlines():
+        if line.strip() == BEGIN and not inside:
+            inside = True
+            out += ["", TOGGLE_FENCE + "{toggle}"]
+        elif line.strip() == END and inside:
+            inside = False
+            out += [TOGGLE_FENCE, ""]
+        else:
+            out.append(line)
+    if inside:
+        raise BuildError(f"a `{BEGIN}` has no matching `{END}`")
+    return "\n".join(out)
+
+
+def without_markers(source: str) -> str:
+    return "\n".join(line for line in source.splitlines() if line.strip() not in (BEGIN, END))
+
+
+def site_cells(cell) -> list:
+    """How one cell of a solution notebook appears on the site.
+
+    A code cell with a solution shows first what the student gets (the code with
+    `raise NotImplementedError()` in place of each solution), then the complete code collapsed behind
+    "Show solution", with the outputs it produced.
+    """
+    if BEGIN not in cell.source:
+        return [cell]
+    if cell.cell_type == "markdown":
+        cell.source = collapse_markdown_solutions(cell.source)
+        return [cell]
+    if cell.cell_type != "code":
+        return [cell]
+    skeleton = nbformat.from_dict(json.loads(json.dumps(cell)))
+    skeleton.source = strip_solutions(cell.source, "raise NotImplementedError()")
+    skeleton.outputs, skeleton.execution_count = [], None
+    if "id" in skeleton:
+        skeleton.id = f"{cell.id}-task"[:64]
+    cell.source = without_markers(cell.source)
+    cell.metadata.setdefault("tags", [])
+    cell.metadata.tags = [*cell.metadata.tags, "hide-input"]
+    cell.metadata["mystnb"] = {"code_prompt_show": "Show solution", "code_prompt_hide": "Hide solution"}
+    return [skeleton, cell]
+
+
+def lesson_links(name: str) -> str:
+    return (
+        f"\n\n{TOGGLE_FENCE}{{container}} lesson-links\n"
+        f"{{download}}`Download the student notebook <_student/{name}>`\n"
+        "{launch}`binder`\n{launch}`colab`\n"
+        f"{TOGGLE_FENCE}\n"
+    )
+
+
+def site_notebook(path: Path, with_solutions: bool):
+    """The notebook as the site shows it: solutions collapsed, links to its student version on top."""
+    nb = nbformat.read(path, as_version=4)
+    problems = notebook_errors(nb)
+    if problems:
+        raise BuildError(
+            f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: "
+            + "; ".join(problems)
+            + ". Fix the lesson and re-execute it (make solutions), or tag a cell that is meant to fail "
+            f"`{RAISES}`."
+        )
+    if with_solutions:
+        try:
+            nb.cells = [new for cell in nb.cells for new in site_cells(cell)]
+        except (BuildError, ValueError) as error:
+            raise BuildError(f"{path}: {error}") from None
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            lines = cell.source.splitlines()
+            for i, line in enumerate(lines):
+                if line.startswith("# "):
+                    lines.insert(i + 1, lesson_links(path.name))
+                    cell.source = "\n".join(lines)
+                    return nb
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(lesson_links(path.name)))
+    return nb
+
+
+def lessons_list(paths: list[Path]) -> str:
+    items = []
+    for path in paths:
+        _, summary = title_and_summary(nbformat.read(path, as_version=4))
+        items.append(f"1. {{doc}}`/{path.stem}`" + (f": {summary}" if summary else ""))
+    return "\n".join(items) + "\n"
+
+
+def write_if_changed(path: Path, data: bytes) -> None:
+    """Writes only what changed, so that Sphinx re-reads only the pages whose source changed."""
+    if path.exists() and path.read_bytes() == data:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def mathjax(build: Path) -> Path:
+    """A local MathJax (the es5 bundle with CommonHTML output), fetched once from the npm registry."""
+    vendor = build / "vendor" / f"mathjax-{MATHJAX_VERSION}"
+    if (vendor / "tex-chtml.js").exists():
+        return vendor
+    npm = shutil.which("npm")
+    if npm is None:
+        raise BuildError("npm is needed once to fetch MathJax: run `make setup` (it installs nodejs and npm).")
+    print(f"build_site: fetching mathjax@{MATHJAX_VERSION} from the npm registry", flush=True)
+    with tempfile.TemporaryDirectory(dir=build) as tmp:
+        run = subprocess.run(
+            [npm, "pack", f"mathjax@{MATHJAX_VERSION}", "--pack-destination", tmp, "--silent"],
+            cwd=tmp, capture_output=True, text=True,
+        )
+        archives = list(Path(tmp).glob("mathjax-*.tgz"))
+        if run.returncode != 0 or not archives:
+            raise BuildError(f"`npm pack mathjax@{MATHJAX_VERSION}` failed:\n{run.stderr.strip()}")
+        unpacked = Path(tmp) / "mathjax"
+        with tarfile.open(archives[0]) as archive:
+            for member in archive.getmembers():
+                name = member.name.removeprefix("package/")
+                keep = name == "LICENSE" or (
+                    name.startswith("es5/")
+                    # the one combined bundle the site loads, and the components it loads on demand
+                    and (name.count("/") > 1 or name == "es5/tex-chtml.js")
+                    and not name.startswith("es5/output/svg")
+                )
+                if member.isfile() and keep:
+                    target = unpacked / name.removeprefix("es5/")
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(archive.extractfile(member).read())
+        vendor.parent.mkdir(parents=True, exist_ok=True)
+        unpacked.rename(vendor)
+    return vendor
+
+
+def stage(src: Path, build: Path, solutions: Path, course: Path, with_solutions: bool) -> list[Path]:
+    """Fills build/site-src/ and returns the lesson notebooks the site shows."""
+    shown = lessons(solutions if with_solutions else course)
+    if not shown:
+        raise BuildError(f"no lesson notebooks (NN-slug.ipynb) in {solutions if with_solutions else course}/")
+    missing = [p.name for p in shown if not (course / p.name).exists()]
+    if missing:
+        raise BuildError(f"course/ has no student version of {', '.join(missing)}: run `make student`.")
+
+    files: dict[Path, bytes] = {}
+    site = ROOT / "site"
+    for path in sorted(site.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            files[path.relative_to(site)] = path.read_bytes()
+    for path in shown:
+        files[Path(path.name)] = nbformat.writes(site_notebook(path, with_solutions)).encode()
+        files[Path("_student") / path.name] = (course / path.name).read_bytes()
+    files[Path("_generated/lessons.md")] = lessons_list(shown).encode()
+
+    static_mathjax = Path("_static/mathjax")
+    for relative, data in files.items():
+        write_if_changed(src / relative, data)
+    for path in sorted(src.rglob("*"), reverse=True):  # remove what the sources no longer have
+        relative = path.relative_to(src)
+        if relative.is_relative_to(static_mathjax):
+            continue
+        if path.is_file() and relative not in files:
+            path.unlink()
+        elif path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+
+    vendor = mathjax(build)
+    target = src / static_mathjax
+    version_file = target / ".version"
+    if not version_file.exists() or version_file.read_text() != MATHJAX_VERSION:
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(vendor, target)
+        version_file.write_text(MATHJAX_VERSION)
+    return shown
+
+
+def build(with_solutions: bool = True, solutions: Path | None = None, course: Path | None = None,
+          build_dir: Path | None = None, quiet: bool = True) -> Path:
+    """Builds the site and returns its folder (build/site). Raises BuildError with a readable reason."""
+    solutions = Path(solutions or ROOT / "solutions")
+    course = Path(course or ROOT / "course")
+    build_dir = Path(build_dir or ROOT / "build")
+    build_dir.mkdir(parents=True, exist_ok=True)
+    src, out, doctrees = build_dir / "site-src", build_dir / "site", build_dir / "site-doctrees"
+
+    stamp = out / STAMP
+    if not stamp.exists():
+        # The last build failed (or there was none): read every page again, so that the warnings of
+        # pages that did not change since then are reported again rather than hidden by the cache.
+        shutil.rmtree(doctrees, ignore_errors=True)
+    stamp.unlink(missing_ok=True)
+    shown = stage(src, build_dir, solutions, course, with_solutions)
+
+    command = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-n",
+               "-d", str(doctrees), str(src), str(out)]
+    if quiet:
+        command.insert(-2, "-q")
+    started = time.monotonic()
+    result = subprocess.run(command, cwd=src)
+    if result.returncode != 0:
+        raise BuildError("sphinx-build failed (the warnings above are errors); build/site/ is incomplete.")
+    stamp.write_text(json.dumps({"solutions": with_solutions, "lessons": [p.name for p in shown]}) + "\n")
+    print(f"build_site: {len(shown)} lessons, {'with' if with_solutions else 'without'} solutions, "
+          f"in {time.monotonic() - started:.1f} s: open {out / 'index.html'}", flush=True)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--solutions", type=int, choices=(0, 1), default=1,
+                        help="1: lessons from solutions/ with solutions collapsed; 0: from course/")
+    parser.add_argument("--solutions-dir", type=Path, default=ROOT / "solutions")
+    parser.add_argument("--course-dir", type=Path, default=ROOT / "course")
+    parser.add_argument("--build-dir", type=Path, default=ROOT / "build")
+    parser.add_argument("--verbose", action="store_true", help="show sphinx-build's progress")
+    args = parser.parse_args()
+    try:
+        build(bool(args.solutions), args.solutions_dir, args.course_dir, args.build_dir, quiet=not args.verbose)
+    except BuildError as error:
+        print(f"build_site: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
