@@ -21,7 +21,8 @@ CHECKS = {
     "gradcheck": "the analytical Jacobian agrees with finite differences (float64)",
     "gradgradcheck": "the second derivatives agree with finite differences of backward (float64)",
 }
-POINTS = {"is a Function": 1, "forward": 2, "backward returns": 1, "gradient": 3, "gradcheck": 3,
+# "is a Function" earns nothing by itself: an untouched student notebook (classes that raise) scores 0.
+POINTS = {"is a Function": 0, "forward": 2, "backward returns": 1, "gradient": 3, "gradcheck": 3,
           "gradgradcheck": 2}
 
 

@@ -1,9 +1,11 @@
-"""Lesson 5, double backward: Square, Exp, Sinh (graded through sinh), Cube with CubeBackward."""
+"""Lesson 5, double backward: Square, Sinh (graded through sinh), Cube with CubeBackward.
+
+Exp is graded, twice differentiable, in lesson 2's assignment; lesson 5 gives it as a worked example.
+"""
 
 import torch
 
 from autograder.assignments import Assignment
-from autograder.assignments.custom_functions import EXP
 from autograder.problems import Case, Problem, TensorSpec
 
 SQUARE = Problem(
@@ -32,4 +34,4 @@ CUBE = Problem(
     also_functions=("CubeBackward",),
 )
 
-ASSIGNMENT = Assignment("double-backward", "05-double-backward", (SQUARE, EXP, SINH, CUBE))
+ASSIGNMENT = Assignment("double-backward", "05-double-backward", (SQUARE, SINH, CUBE))
