@@ -80,6 +80,27 @@ class _CappedWriter:
         return False
 
 
+PR_SET_KEEPCAPS, CAP_DAC_READ_SEARCH, CAPABILITY_VERSION_3 = 8, 2, 0x20080522
+
+
+def _prctl(option: int, value: int) -> None:
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+def _keep_only_read_search() -> None:
+    """After dropping to the worker's user id, keep one capability: reading and listing any path, so
+    that Python can import from an interpreter installed where that user may not look (e.g. under
+    /root). Writing stays limited to what the worker's own user id may write: its private folder."""
+    import ctypes
+
+    header = (ctypes.c_uint32 * 2)(CAPABILITY_VERSION_3, 0)
+    bit = 1 << CAP_DAC_READ_SEARCH
+    data = (ctypes.c_uint32 * 6)(bit, bit, 0, 0, 0, 0)  # effective, permitted, inheritable (x2 words)
+    ctypes.CDLL(None, use_errno=True).capset(header, data)
+
+
 def _send(fd: int, message: dict) -> None:
     data = (_dumps(message) + "\n").encode()
     while data:
@@ -94,9 +115,11 @@ def _confine(uid: int | None, workdir: str, limits: Limits, baseline: int) -> No
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     if uid is not None:
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+        _prctl(PR_SET_KEEPCAPS, 1)
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
+        _keep_only_read_search()
     os.chdir(workdir)
     os.environ.clear()
     os.environ.update(SAFE_ENV, HOME=workdir, TMPDIR=workdir)

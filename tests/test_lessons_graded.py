@@ -1,0 +1,33 @@
+"""Do the lessons and the grader agree: full marks for solutions/, zero for the untouched course/?"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.assignments import ASSIGNMENTS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("assignment", sorted(ASSIGNMENTS))
+def test_solution_full_marks_student_zero(tmp_path, assignment):
+    """Does the solution notebook score full marks, and the untouched student notebook zero, without a crash?"""
+    lesson = ASSIGNMENTS[assignment].lesson
+    solution, student = tmp_path / "solution.ipynb", tmp_path / "student.ipynb"
+    solution.write_bytes((ROOT / "solutions" / f"{lesson}.ipynb").read_bytes())
+    student.write_bytes((ROOT / "course" / f"{lesson}.ipynb").read_bytes())
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, "-m", "autograder", "grade", "--assignment", assignment, "--out",
+                             str(out), "--quiet", str(solution), str(student)], capture_output=True, text=True,
+                            cwd=ROOT, timeout=900)
+    assert result.returncode == 0, result.stderr
+    graded = {sid: json.loads((out / sid / "results.json").read_text()) for sid in ("solution", "student")}
+    failed = [t["name"] + ": " + t["output"][:300] for t in graded["solution"]["tests"] if t["status"] != "passed"]
+    assert not failed, failed
+    assert graded["solution"]["score"] == ASSIGNMENTS[assignment].max_score
+    assert graded["student"]["score"] == 0
