@@ -80,7 +80,8 @@ def input_names(problem: Problem) -> list[str]:
     try:
         return list(inspect.signature(problem.reference).parameters)
     except (TypeError, ValueError):
-        return [f"input{i + 1}" for i in range(max(len(c.args) for c in problem.cases))]
+        count = max(len(c.args) for c in problem.cases)
+        return ["x"] if count == 1 else [f"input{i + 1}" for i in range(count)]
 
 
 def encoded_cases(problem: Problem, seed: int = 0) -> list[list[Any]]:
@@ -155,6 +156,8 @@ def _judge(problem: Problem, data: dict, reference: dict, verdicts: Verdicts, pa
     graphs = [Figure("graphs", "the graph of backward, built with create_graph=True",
                      [("yours", student_graph), ("reference", reference_graph)])] if student_graph else []
 
+    if problem.extra_checks:
+        _judge_extra(problem, data.get("extra", {}), reference, verdicts)
     for i, (case, ref) in enumerate(zip(data["cases"], reference["cases"])):
         where = f"For inputs {problem.cases[i].describe()}: "
         tensor_names = [n for n, k in zip(names, case["arg_kinds"]) if k == "Tensor"]
@@ -225,6 +228,64 @@ def _judge(problem: Problem, data: dict, reference: dict, verdicts: Verdicts, pa
             verdicts.fail("gradcheck", where + explain_error(case["numerical_error"]))
         if problem.double_backward:
             _judge_second(case.get("second", {}), where, verdicts, says, graphs)
+
+
+def _judge_extra(problem: Problem, extra: dict, reference: dict, verdicts: Verdicts) -> None:
+    """Lesson 7's checks: forward mode against the reference Jacobian, vmap/grad against the reference
+    applied sample by sample, and opcheck's own report."""
+    names = input_names(problem)
+    for check in problem.extra_checks:
+        results = extra.get(check)
+        if not results:
+            verdicts.fail(check, f"No {check} result came back for {problem.lookup}.")
+            continue
+        for i, (result, ref) in enumerate(zip(results, reference["cases"])):
+            where = f"For inputs {problem.cases[i].describe()}: "
+            if "error" in result:
+                verdicts.fail(check, where + explain_error(result["error"]), result["error"].get("traceback", ""))
+                break
+            said = _explain_extra(problem, check, result, ref, encoded_cases(problem)[i], names)
+            if said:
+                verdicts.fail(check, where + said[0], said[1], said[2])
+                break
+
+
+def _explain_extra(problem: Problem, check: str, result: dict, ref: dict, encoded: list, names: list[str]):
+    tensors = [(n, a) for n, a in zip(names, encoded) if isinstance(a, dict)]
+    if check == "forward mode":
+        sizes = [len(a["values"]) for _, a in tensors]
+        rows = len(ref["output"]["values"])
+        mine, right = _matrices(result["jacobian"], sizes, rows), _matrices(ref["jacobian"], sizes, rows)
+        for (name, a), m, r in zip(tensors, mine, right):
+            said = explain(m, r, tuple(a["shape"]), name, f"The Jacobian from forward mode (jvp) with respect to {name}")
+            if said:
+                return said, "", [_heatmaps(f"Jacobian with respect to {name}", ("yours (jvp)", m), ("reference", r))]
+        return None
+    if check == "vmap":
+        (name, a), = tensors
+        x = _t(a["values"]).reshape(a["shape"])
+        batch = torch.stack([x, 2 * x, -x])
+        want = torch.stack([problem.reference(t) for t in batch])
+        got = result["batched"]
+        if got["shape"] != list(want.shape):
+            return (f"vmap over a batch of 3 gave shape {got['shape']} instead of {list(want.shape)}: the vmap rule "
+                    f"must put the batch dimension first.", "", [])
+        said = explain(_t([got["values"]]), want.reshape(1, -1), tuple(want.shape), "the batch",
+                       "The output under torch.func.vmap")
+        if said:
+            return said, "", []
+        xg = x.clone().requires_grad_()
+        (want_grad,) = torch.autograd.grad(problem.reference(xg).sum(), xg)
+        said = explain(_t([result["grad"]["values"]]), want_grad.reshape(1, -1), tuple(want_grad.shape), name,
+                       "The gradient from torch.func.grad")
+        return (said, "", []) if said else None
+    report = {str(k): str(v) for k, v in result["report"].items()}
+    failed = {k: v for k, v in report.items() if v != "SUCCESS"}
+    if failed:
+        first = next(iter(failed))
+        return (f"torch.library.opcheck's {first} fails: {failed[first].splitlines()[0][:300]}",
+                "\n\n".join(f"{k}: {v}" for k, v in report.items()), [])
+    return None
 
 
 def _judge_returns(case: dict, encoded: list[Any], names: list[str], where: str, verdicts: Verdicts) -> None:

@@ -94,6 +94,8 @@ def probe(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int = 
                          for i, case in enumerate(encoded_cases)]
         data["graph"] = backward_graph(problem, obj, encoded_cases[0])
         data["torch_says"] = torch_checks(problem, obj, encoded_cases[0])
+    if problem.extra_checks:
+        data["extra"] = measure_extra(problem, obj, encoded_cases)
     return data
 
 
@@ -151,10 +153,6 @@ def describe_returns(result: Any) -> list[dict]:
         else:
             out.append({"kind": _T.type(v).__name__})
     return out
-
-
-def _first_output(problem, result: Any) -> Any:
-    return result
 
 
 def measure_case(problem, obj, encoded: list[Any], seed: int, recorded: list) -> dict:
@@ -334,3 +332,6 @@ def torch_checks(problem, obj, encoded: list[Any]) -> dict:
         except BaseException as error:  # noqa: BLE001
             says[name] = f"{_T.type(error).__name__}: {str(error)[:MAX_TEXT]}"
     return says
+
+
+from autograder.probe_modern import measure_extra  # noqa: E402 - it builds on the helpers above

@@ -20,10 +20,14 @@ CHECKS = {
     "gradient": "the gradients (vector-Jacobian products) equal the reference's",
     "gradcheck": "the analytical Jacobian agrees with finite differences (float64)",
     "gradgradcheck": "the second derivatives agree with finite differences of backward (float64)",
+    "forward mode": "forward-mode AD (the jvp staticmethod) gives the right Jacobian",
+    "vmap": "torch.func.vmap and torch.func.grad over the Function give the right values",
+    "opcheck": "torch.library.opcheck finds the custom op registered correctly",
 }
+EXTRA_CHECKS = ("forward mode", "vmap", "opcheck")  # asked for by a problem's extra_checks
 # "is a Function" earns nothing by itself: an untouched student notebook (classes that raise) scores 0.
 POINTS = {"is a Function": 0, "forward": 2, "backward returns": 1, "gradient": 3, "gradcheck": 3,
-          "gradgradcheck": 2}
+          "gradgradcheck": 2, "forward mode": 2, "vmap": 2, "opcheck": 2}
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,7 @@ class Problem:
     kind: str = "function"
     entry: str = ""  # the name looked up in the submission when it is not `name`, e.g. sinh for Sinh
     double_backward: bool = False
+    extra_checks: tuple[str, ...] = ()  # from EXTRA_CHECKS
     also_functions: tuple[str, ...] = ()  # other names the submission must define, e.g. CubeBackward
     hidden_checks: frozenset[str] = frozenset()
     points: dict[str, float] = field(default_factory=lambda: dict(POINTS))
@@ -80,7 +85,8 @@ class Problem:
 
     @property
     def checks(self) -> list[str]:
-        return [c for c in CHECKS if c != "gradgradcheck" or self.double_backward]
+        base = [c for c in CHECKS if c not in EXTRA_CHECKS and (c != "gradgradcheck" or self.double_backward)]
+        return base + [c for c in EXTRA_CHECKS if c in self.extra_checks]
 
     @property
     def max_score(self) -> float:

@@ -22,9 +22,9 @@ class Assignment:
 
 
 def _load() -> dict[str, Assignment]:
-    from autograder.assignments import custom_functions, double_backward, gradcheck
+    from autograder.assignments import custom_functions, double_backward, gradcheck, modern_functions
 
-    modules = [custom_functions, gradcheck, double_backward]
+    modules = [custom_functions, gradcheck, double_backward, modern_functions]
     return {m.ASSIGNMENT.name: m.ASSIGNMENT for m in modules}
 
 

@@ -1,0 +1,81 @@
+"""Measurements for lesson 7's APIs: forward mode (jvp), torch.func transforms, torch.library.opcheck.
+
+Like probe.py, it returns raw numbers and PyTorch's own words only; the judge decides. PyTorch entry
+points are captured at import, before student code runs.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import torch
+import torch.autograd.forward_ad as forward_ad
+import torch.func
+
+from autograder.probe import MAX_TEXT, _make, decode_args, error_data, plain
+
+_M = SimpleNamespace(dual_level=forward_ad.dual_level, make_dual=forward_ad.make_dual,
+                     unpack_dual=forward_ad.unpack_dual, vmap=torch.func.vmap, grad=torch.func.grad,
+                     opcheck=torch.library.opcheck, stack=torch.stack, isinstance=isinstance, Tensor=torch.Tensor)
+
+
+def measure_extra(problem, obj, encoded_cases: list[list[Any]]) -> dict:
+    """One entry per extra check of the problem, each a list over cases (or an error)."""
+    out: dict[str, Any] = {}
+    for check in problem.extra_checks:
+        measure = MEASURES[check]
+        results = []
+        for encoded in encoded_cases:
+            try:
+                results.append(measure(problem, obj, encoded))
+            except BaseException as error:  # noqa: BLE001 - student code failing is data
+                results.append({"error": error_data(error, check)})
+        out[check] = results
+    return out
+
+
+def forward_mode(problem, obj, encoded: list[Any]) -> dict:
+    """The Jacobian column by column: J e_j through forward-mode AD (the Function's jvp)."""
+    jac = []
+    for k, arg in enumerate(encoded):
+        if not _M.isinstance(arg, dict):
+            continue
+        columns = []
+        for j in range(len(arg["values"])):
+            args = decode_args(encoded)
+            tangent = [0.0] * len(arg["values"])
+            tangent[j] = 1.0
+            with _M.dual_level():
+                args[k] = _M.make_dual(args[k], _make(arg["shape"], tangent, requires_grad=False))
+                out = problem.call(obj, args)
+                columns.append(_tangent_values(out))
+        jac.append([list(row) for row in zip(*columns)] if columns else [])
+    return {"jacobian": jac}
+
+
+def _tangent_values(out) -> list[float]:
+    primal, tangent = _M.unpack_dual(out)
+    if tangent is None:
+        return [0.0] * primal.numel()
+    return plain(tangent)["values"]
+
+
+def vmap(problem, obj, encoded: list[Any]) -> dict:
+    """The Function under torch.func.vmap over a batch of 3 (the input, its double and its negation),
+    and torch.func.grad of its sum."""
+    (x,) = [a for a in decode_args(encoded) if _M.isinstance(a, _M.Tensor)]
+    x = x.detach()
+    batch = _M.stack([x, 2 * x, -x])
+    batched = _M.vmap(lambda t: problem.call(obj, [t]))(batch)
+    grad = _M.grad(lambda t: problem.call(obj, [t]).sum())(x)
+    return {"batched": plain(batched), "grad": plain(grad)}
+
+
+def opcheck(problem, obj, encoded: list[Any]) -> dict:
+    """torch.library.opcheck's own report: each of its tests and what it said."""
+    report = _M.opcheck(obj, tuple(decode_args(encoded)), raise_exception=False)
+    return {"report": {str(k): str(v)[:MAX_TEXT] for k, v in dict(report).items()}}
+
+
+MEASURES = {"forward mode": forward_mode, "vmap": vmap, "opcheck": opcheck}
