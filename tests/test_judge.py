@@ -35,6 +35,7 @@ def test_right_functions_pass_everything():
     namespace: dict = {}
     exec(open("examples/custom-functions/alice.py").read(), namespace)  # noqa: S102
     exec(open("examples/double-backward/frank.py").read(), namespace)  # noqa: S102
+    exec(open("examples/modern-functions/heidi.py").read(), namespace)  # noqa: S102
     exec(HEADER + CASES[4][1].replace("input1.abs() * input2.sign(), grad_output * input1.sign() * input2.abs()",
                                       "input1.sign() * input2.abs(), grad_output * input1.abs() * input2.sign()"),
          namespace)
