@@ -85,6 +85,8 @@ def write_submission(out: Path, assignment: Assignment, sub: Submission, results
     summary = f"{assignment.name}: {score:g}/{assignment.max_score:g}. Open feedback.html for the pictures."
     result = results_json(results, summary, {"submission": sub.id, "file": sub.path.name, "sha256": sub.sha256,
                                              "assignment": assignment.name})
+    if outcome is not None:
+        result["execution_time"] = round(outcome.seconds, 3)  # Gradescope's field: the worker's wall seconds
     write_atomic(folder / "results.json", json.dumps(result, indent=2) + "\n")
     return result
 
