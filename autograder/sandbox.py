@@ -39,6 +39,10 @@ class Limits:
     processes: int = 64  # processes and threads of the worker's user id
     file_bytes: int = 16 * 1024**2  # largest file a worker may write
     output_bytes: int = 64 * 1024  # printed output kept for the feedback
+    # Keep CAP_DAC_READ_SEARCH after dropping to the worker uid (an interpreter under /root still imports).
+    # False drops every capability: the worker reads only what its uid may, so a folder of mode 700
+    # (Gradescope's /autograder/source) is closed to it; Python must then be world-readable.
+    keep_read_search: bool = True
 
 
 @dataclass
@@ -115,11 +119,13 @@ def _confine(uid: int | None, workdir: str, limits: Limits, baseline: int) -> No
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     if uid is not None:
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
-        _prctl(PR_SET_KEEPCAPS, 1)
+        if limits.keep_read_search:
+            _prctl(PR_SET_KEEPCAPS, 1)  # without it, setuid() clears every capability
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
-        _keep_only_read_search()
+        if limits.keep_read_search:
+            _keep_only_read_search()
     os.chdir(workdir)
     os.environ.clear()
     os.environ.update(SAFE_ENV, HOME=workdir, TMPDIR=workdir)

@@ -1,0 +1,53 @@
+"""Can student code read the grader's files when the worker keeps no capability (as on Gradescope)?"""
+
+import os
+
+import pytest
+
+from autograder.sandbox import Limits, run_all
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="workers change user id only when the grader is root")
+
+PROBE = """
+import os
+try:
+    with open({secret!r}) as f:
+        print("READ", f.read())
+except OSError as error:
+    print("DENIED", type(error).__name__)
+with open("/proc/self/status") as f:
+    print(*[line.strip() for line in f if line.startswith(("CapEff", "CapPrm"))])
+"""
+
+
+@pytest.fixture()
+def secret(tmp_path):
+    """A file in a folder only root may enter, as /autograder/source is on Gradescope."""
+    folder = tmp_path / "source"
+    folder.mkdir()
+    (folder / "reference.py").write_text("ANSWER = 42\n")
+    folder.chmod(0o700)
+    return folder / "reference.py"
+
+
+def run(cells: list[str], limits: Limits) -> str:
+    ((_, outcome),) = list(run_all([("probe", cells, [])], limits, workers=1))
+    assert not outcome.cell_errors, outcome.cell_errors
+    return outcome.output
+
+
+def test_worker_without_capability_cannot_read_a_closed_folder(secret):
+    """With keep_read_search=False, is a mode-700 folder closed to the worker, and are all its
+    capabilities gone (none to raise again)?"""
+    output = run([PROBE.format(secret=str(secret))], Limits(keep_read_search=False)).replace("\t", " ")
+    assert "DENIED PermissionError" in output
+    assert "READ" not in output
+    assert "CapEff: 0000000000000000" in output and "CapPrm: 0000000000000000" in output
+
+
+def test_default_worker_keeps_read_search_only(secret):
+    """By default (an interpreter under /root must still import), does the worker keep exactly one
+    capability, reading, which is why Gradescope's runner turns it off?"""
+    output = run([PROBE.format(secret=str(secret))], Limits()).replace("\t", " ")
+    assert "READ ANSWER = 42" in output
+    assert "CapEff: 0000000000000004" in output
