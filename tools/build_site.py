@@ -269,7 +269,9 @@ def build(with_solutions: bool = True, solutions: Path | None = None, course: Pa
     stamp.unlink(missing_ok=True)
     shown = stage(src, build_dir, solutions, course, with_solutions)
 
-    command = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-n",
+    # -a writes every page even when only some were read again: the sidebar and the previous/next links
+    # of a page depend on the other lessons, which Sphinx's incremental build does not track.
+    command = [sys.executable, "-m", "sphinx", "-b", "html", "-a", "-W", "--keep-going", "-n",
                "-d", str(doctrees), str(src), str(out)]
     if quiet:
         command.insert(-2, "-q")
