@@ -16,6 +16,7 @@ import resource
 import selectors
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 import time
@@ -211,6 +212,34 @@ def _kill_user(uid: int) -> None:
     os.waitpid(pid, 0)
 
 
+UID_BASE, UID_COUNT = 64000, 1000  # the worker user ids, when the grader runs as root
+
+
+def _claim_uids(count: int) -> tuple[list[int], list[socket.socket]]:
+    """`count` worker user ids that no other grader on this machine is using. Two graders sharing a uid
+    would kill each other's workers (_kill_user kills every process of the uid), so each uid is claimed
+    by binding an abstract Unix socket named after it; the claim ends when this process closes the
+    sockets or dies."""
+    uids, claims = [], []
+    for uid in range(UID_BASE, UID_BASE + UID_COUNT):
+        if len(uids) == count:
+            break
+        claim = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            claim.bind(f"\0autograder-uid-{uid}")
+        except OSError:
+            claim.close()
+            continue
+        uids.append(uid)
+        claims.append(claim)
+    if len(uids) < count:
+        for claim in claims:
+            claim.close()
+        raise RuntimeError(f"No free worker user id in {UID_BASE}..{UID_BASE + UID_COUNT - 1}: too many graders "
+                           f"run at once on this machine.")
+    return uids, claims
+
+
 class _Job:
     """One running submission, seen from the grader: a pipe to read and deadlines to keep."""
 
@@ -332,7 +361,7 @@ def run_all(tasks: list[tuple[Any, list[str], list[tuple[Any, list]]]], limits: 
     """Runs (key, cells, [(problem, encoded cases)]) tasks, `workers` at a time; yields (key, Outcome)
     as each finishes."""
     workers = workers or os.cpu_count() or 1
-    root = os.geteuid() == 0
+    uids, claims = _claim_uids(workers) if os.geteuid() == 0 else ([None] * workers, [])
     baseline = _baseline_memory()
     free_slots = list(range(workers))
     pending, running = list(tasks), {}
@@ -342,7 +371,7 @@ def run_all(tasks: list[tuple[Any, list[str], list[tuple[Any, list]]]], limits: 
             while pending and free_slots:
                 key, cells, jobs = pending.pop(0)
                 slot = free_slots.pop(0)
-                job = _Job(key, cells, jobs, limits, seed, 64000 + slot if root else None, baseline)
+                job = _Job(key, cells, jobs, limits, seed, uids[slot], baseline)
                 job.slot = slot
                 running[job.fd] = job
                 selector.register(job.fd, selectors.EVENT_READ, job)
@@ -365,3 +394,5 @@ def run_all(tasks: list[tuple[Any, list[str], list[tuple[Any, list]]]], limits: 
         for job in running.values():
             job.stop("The grader was interrupted.")
         selector.close()
+        for claim in claims:
+            claim.close()
