@@ -6,6 +6,7 @@ deterministically (fixed SVG ids, no dates) so that notebook outputs reproduce.
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from html import escape
 
@@ -63,11 +64,23 @@ def heatmaps_svg(figure: Figure) -> str:
     return "".join(parts)
 
 
+@lru_cache(maxsize=512)
+def _graph_svg(key: str) -> str:
+    return svg(Graph.from_dict(json.loads(key)))
+
+
+def graph_svg(data: dict) -> str:
+    """A graph (as plain data) drawn by Graphviz's dot, once per distinct graph: the reference's graph
+    and the graphs of common answers recur in every feedback page of a class, and each dot run costs
+    tens of milliseconds."""
+    return _graph_svg(json.dumps(data, sort_keys=True))
+
+
 def figure_svgs(figure: Figure) -> list[tuple[str, str]]:
     """(caption, svg) pairs for one figure."""
     if figure.kind == "heatmaps":
         return [("", heatmaps_svg(figure))]
-    return [(caption, svg(Graph.from_dict(data))) for caption, data in figure.panels if data]
+    return [(caption, graph_svg(data)) for caption, data in figure.panels if data]
 
 
 def html_report(results: list[CheckResult], title: str = "", show_hidden: bool = True) -> str:
