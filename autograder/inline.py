@@ -53,7 +53,7 @@ def check(obj, problem: str | None = None, seed: int = 0) -> Report | None:
     if not name:
         raise TypeError("check() needs the class or function itself, e.g. check(KillHead), or "
                         "check(obj, problem='KillHead').")
-    spec = find_problem(name)
+    spec = find_problem(name, include_hidden=False)
     namespace = dict(sys._getframe(1).f_globals)  # for companions such as CubeBackward or Sinh
     namespace[spec.lookup] = obj
     data = probe(spec, namespace, encoded_cases(spec, seed), seed)

@@ -72,7 +72,7 @@ class Verdicts:
             message, details, figures = self.failures.get(check, ("", passed_details.get(check, ""), []))
             out.append(CheckResult(self.problem.name, check, check not in self.failures,
                                    self.problem.points[check], message, details, figures,
-                                   check in self.problem.hidden_checks))
+                                   self.problem.hidden or check in self.problem.hidden_checks))
         return out
 
 

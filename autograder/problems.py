@@ -76,6 +76,9 @@ class Problem:
     double_backward: bool = False
     extra_checks: tuple[str, ...] = ()  # from EXTRA_CHECKS
     also_functions: tuple[str, ...] = ()  # other names the submission must define, e.g. CubeBackward
+    # Hidden: graded and scored, but never shown by the inline check(); on Gradescope, shown only as the
+    # instructor chooses (visibility "hidden" or "after_published"). A whole problem, or single checks.
+    hidden: bool = False
     hidden_checks: frozenset[str] = frozenset()
     points: dict[str, float] = field(default_factory=lambda: dict(POINTS))
 

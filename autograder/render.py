@@ -105,8 +105,9 @@ def text_report(results: list[CheckResult], show_hidden: bool = True) -> str:
 
 
 def feedback_page(submission: str, assignment: str, results: list[CheckResult], cells: list[dict],
-                  output: str, show_hidden: bool = True) -> str:
-    """One self-contained page for a student: table, diagnoses, pictures, cell errors, printed output."""
+                  output: str, show_hidden: bool = False) -> str:
+    """One self-contained page for a student: table, diagnoses, pictures, cell errors, printed output.
+    Hidden problems and checks are left out (they are in results.json and grades.csv for instructors)."""
     shown = [r for r in results if show_hidden or not r.hidden]
     return _templates().get_template("feedback.html.j2").render(
         submission=submission, assignment=assignment, results=shown, cells=cells, output=output,
