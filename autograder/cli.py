@@ -1,4 +1,13 @@
-"""The command line: python -m autograder list [--json] | grade --assignment NAME --out DIR SUBMISSION..."""
+"""The command line:
+
+    python -m autograder list [--json]
+    python -m autograder grade --assignment NAME --out DIR SUBMISSION... [--canvas FILE.csv [--roster R.csv]]
+    python -m autograder gradescope --assignment NAME --out FILE.zip     (a Gradescope autograder archive)
+    python -m autograder export --graded DIR --canvas FILE.csv [--roster R.csv]   (a Canvas gradebook import)
+
+Every command takes `--extra FILE.py` (repeatable): an instructor's private file that hides problems or
+checks and adds problems (see autograder/assignments/__init__.py and docs/instructors.md).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +16,8 @@ import json
 import sys
 import textwrap
 from pathlib import Path
+
+from autograder.gradescope import VISIBILITIES
 
 # Modules a submission is likely to import: loaded once here so that each forked worker has them.
 PRELOAD = ("numpy", "torch.nn", "torch.nn.functional", "torch.autograd.function", "torch.optim", "graphviz",
@@ -28,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     listing = commands.add_parser("list", help="the assignments and their problems")
     listing.add_argument("--json", action="store_true", help="print JSON: [{name, problems, max_score}, ...]")
+    _extra_option(listing)
     grading = commands.add_parser("grade", help="grade submissions and write results.json, feedback.html, grades.csv")
     grading.add_argument("--assignment", required=True, help="an assignment name from `list`")
     grading.add_argument("--out", required=True, type=Path, help="folder for the result files")
@@ -38,19 +50,70 @@ def build_parser() -> argparse.ArgumentParser:
     grading.add_argument("--problem-timeout", type=float, default=20.0, help="seconds to grade one problem")
     grading.add_argument("--seed", type=int, default=0, help="seed of the inputs (same seed, same results)")
     grading.add_argument("--quiet", action="store_true", help="no progress bar or summary table")
+    grading.add_argument("--canvas", type=Path, metavar="FILE.csv",
+                         help="also write the grades as a Canvas gradebook import (see the export command)")
+    grading.add_argument("--roster", type=Path, metavar="ROSTER.csv",
+                         help="with --canvas: the class list (e.g. Canvas's gradebook export) to match students")
+    _extra_option(grading)
+
+    gs = commands.add_parser("gradescope", help="build a Gradescope autograder archive (.zip) for an assignment")
+    gs.add_argument("--assignment", required=True, help="an assignment name from `list`")
+    gs.add_argument("--out", required=True, type=Path, metavar="FILE.zip", help="the archive to write")
+    gs.add_argument("--visibility", default="visible", choices=VISIBILITIES,
+                    help="when students see the tests that are not hidden (default: visible)")
+    gs.add_argument("--hidden-visibility", default="hidden", choices=VISIBILITIES,
+                    help="when students see hidden problems and checks (default: hidden, i.e. never; "
+                         "after_published shows them once you publish the grades)")
+    gs.add_argument("--output-format", default="html", choices=("html", "md", "text"),
+                    help="how explanations are shown: html or md (with pictures as PNG), text (no pictures)")
+    gs.add_argument("--load-timeout", type=float, default=60.0, help="seconds to run a submission's cells")
+    gs.add_argument("--problem-timeout", type=float, default=20.0, help="seconds to grade one problem")
+    gs.add_argument("--seed", type=int, default=0, help="seed of the inputs")
+    _extra_option(gs, "also bundled into the archive, where students cannot read it")
+
+    export = commands.add_parser("export", help="write graded results as a Canvas gradebook import (CSV)")
+    export.add_argument("--graded", required=True, type=Path, metavar="DIR", help="a folder written by `grade`")
+    export.add_argument("--canvas", required=True, type=Path, metavar="FILE.csv", help="the CSV to write")
+    export.add_argument("--roster", type=Path, metavar="ROSTER.csv",
+                        help="the class list (e.g. Canvas's gradebook export) to match submissions to students")
+    export.add_argument("--column", help="the gradebook column (default: the assignment's name); use Canvas's "
+                                         "'Name (id)' header to update an existing assignment")
+    export.add_argument("--id-column", help="the roster column that submission file names carry (default: any "
+                                            "identifier column: ID, SIS User ID, SIS Login ID, email, ...)")
+    export.add_argument("--out-of", type=float, metavar="POINTS",
+                        help="scale scores to this many points (default: the autograder's points)")
     return parser
+
+
+
+def _extra_option(parser: argparse.ArgumentParser, note: str = "") -> None:
+    parser.add_argument("--extra", action="append", type=Path, default=[], metavar="FILE.py",
+                        help="an instructor's private file that hides or adds problems" + (f"; {note}" if note else ""))
+
+
+def load_extras(paths: list[Path]) -> None:
+    from autograder.assignments import load_extra
+
+    for path in paths:
+        try:
+            load_extra(path)
+        except LookupError as error:
+            fail(str(error))
 
 
 def cmd_list(args) -> int:
     from autograder.assignments import ASSIGNMENTS
 
+    load_extras(args.extra)
     if args.json:
         print(json.dumps([a.to_dict() for a in ASSIGNMENTS.values()], indent=2))
         return 0
     for a in ASSIGNMENTS.values():
         print(f"{a.name}  (lesson {a.lesson}, {a.max_score:g} points)")
         for p in a.problems:
-            print(f"  {p.name:<16} {p.max_score:>4g}  {p.summary}")
+            hidden = " [hidden]" if p.hidden else (f" [hidden checks: {', '.join(sorted(p.hidden_checks))}]"
+                                                   if p.hidden_checks else "")
+            print(f"  {p.name:<16} {p.max_score:>4g}  {p.summary}{hidden}")
     return 0
 
 
@@ -81,6 +144,9 @@ def cmd_grade(args) -> int:
     from autograder.loader import NoSubmissions
     from autograder.sandbox import Limits
 
+    load_extras(args.extra)
+    if args.roster and not args.canvas:
+        fail("--roster goes with --canvas FILE.csv (the Canvas import to write)")
     try:
         assignment = find_assignment(args.assignment)
     except LookupError as error:
@@ -94,6 +160,51 @@ def cmd_grade(args) -> int:
         fail(str(error))
     if not args.quiet:
         print_summary(graded, args.out)
+    if args.canvas:
+        return export_canvas(args.out, args.canvas, args.roster)
+    return 0
+
+
+def export_canvas(graded: Path, out: Path, roster: Path | None, column: str | None = None,
+                  id_column: str | None = None, out_of: float | None = None) -> int:
+    from autograder.export import ExportError, describe
+    from autograder.export import export_canvas as write
+
+    try:
+        result = write(graded, out, roster, column, id_column, out_of)
+    except ExportError as error:
+        fail(str(error))
+    print(describe(result, out))
+    return 0
+
+
+def cmd_export(args) -> int:
+    return export_canvas(args.graded, args.canvas, args.roster, args.column, args.id_column, args.out_of)
+
+
+def cmd_gradescope(args) -> int:
+    from autograder.assignments import find_assignment
+    from autograder.gradescope import Settings, build
+
+    load_extras(args.extra)
+    try:
+        assignment = find_assignment(args.assignment)
+    except LookupError as error:
+        fail(str(error))
+    if args.out.suffix != ".zip":
+        fail(f"--out must name a .zip file (Gradescope takes the autograder as a zip), not {args.out}")
+    settings = Settings(assignment.name, visibility=args.visibility, hidden_visibility=args.hidden_visibility,
+                        output_format=args.output_format, load_seconds=args.load_timeout,
+                        problem_seconds=args.problem_timeout, seed=args.seed)
+    try:
+        names = build(settings, args.extra, args.out)
+    except OSError as error:
+        fail(f"Cannot write {args.out} ({error.strerror}). Choose a path you can write to with --out.")
+    hidden = sum(1 for p in assignment.problems for c in p.checks if p.hidden or c in p.hidden_checks)
+    print(f"{args.out}: Gradescope autograder for {assignment.name} ({len(assignment.problems)} problems, "
+          f"{assignment.max_score:g} points, {hidden} hidden check(s), {len(names)} files).")
+    print("On Gradescope: create a Programming Assignment, Configure Autograder, upload this zip (Ubuntu 22.04 "
+          "or 24.04 base image), then Test Autograder with a notebook. docs/instructors.md has the steps.")
     return 0
 
 
@@ -113,4 +224,5 @@ def print_summary(graded, out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return {"list": cmd_list, "grade": cmd_grade}[args.command](args)
+    commands = {"list": cmd_list, "grade": cmd_grade, "gradescope": cmd_gradescope, "export": cmd_export}
+    return commands[args.command](args)

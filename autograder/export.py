@@ -1,0 +1,212 @@
+"""Hands grades back to the gradebook: a CSV in Canvas's import layout, from a graded folder.
+
+    python -m autograder export --graded DIR --canvas OUT.csv [--roster ROSTER.csv] [--column NAME]
+                                [--id-column COLUMN] [--out-of POINTS]
+
+Canvas imports a CSV whose columns are `Student, ID, SIS User ID, SIS Login ID, Section`, then one
+column per assignment named as in its gradebook ("Lab 2 (123456)" updates that assignment; a new name
+creates one), and whose second row may give the points possible. It finds each student by ID, SIS
+User ID or SIS Login ID. Who a submission belongs to comes from its id, the file name without
+extension:
+
+- a file from Canvas's "Download Submissions" is named `<name>_[LATE_]<user id>_<submission id>_<file>`,
+  so its Canvas user ID is read from the name;
+- otherwise the id is matched against a roster (`--roster`, e.g. the CSV Canvas exports from its
+  gradebook, or any CSV with a header), in the column `--id-column` or else in any identifier column
+  (ID, SIS User ID, SIS Login ID, email, login...); an email also matches by the part before the @;
+- without a roster, the id itself is written as the SIS Login ID.
+
+With a roster, every student of the roster gets a row (blank when they submitted nothing, so Canvas
+keeps whatever grade is there); submissions that match nobody are reported, not guessed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+POINTS_POSSIBLE = "    Points Possible"  # as Canvas writes it in its own export
+# Canvas's "Download Submissions" names: sortable name (no spaces), LATE when late, user id, submission id.
+CANVAS_DOWNLOAD = re.compile(r"^(?P<name>[^_]+)_(?:LATE_)?(?P<user>\d+)_(?P<submission>\d+)(?:_|$)")
+ID_COLUMNS = ("ID", "SIS User ID", "SIS Login ID", "Email", "Email Address", "Login ID", "Login", "Username",
+              "User", "Student ID", "Student Number", "Matriculation Number")
+
+
+class ExportError(ValueError):
+    """A usage mistake: no grades to export, an unreadable roster, an unknown column."""
+
+
+@dataclass
+class Graded:
+    submission: str
+    score: float
+    max_score: float
+
+
+@dataclass
+class Export:
+    """What was written, and what could not be matched."""
+
+    csv: str
+    column: str
+    rows: int
+    unmatched: list[str] = field(default_factory=list)  # submissions that match no roster row
+    missing: list[str] = field(default_factory=list)  # roster students without a submission
+    duplicates: list[str] = field(default_factory=list)  # students matched by several submissions
+
+
+def read_graded(folder: Path) -> tuple[list[Graded], str]:
+    """The rows of DIR/grades.csv, and the assignment's name from the results."""
+    path = folder / "grades.csv"
+    try:
+        rows = list(csv.DictReader(path.read_text(encoding="utf-8").splitlines()))
+    except OSError:
+        raise ExportError(f"{folder} holds no grades.csv: grade first (python -m autograder grade --out "
+                          f"{folder} ...), then export from that folder.") from None
+    graded = [Graded(r["submission"], float(r["score"]), float(r["max_score"])) for r in rows]
+    assignment = folder.resolve().name
+    for g in graded:
+        try:
+            assignment = json.loads((folder / g.submission / "results.json").read_text())["extra_data"]["assignment"]
+            break
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return graded, assignment
+
+
+def canvas_user_id(submission: str) -> str | None:
+    """The Canvas user ID in a file name from Canvas's "Download Submissions", else None."""
+    match = CANVAS_DOWNLOAD.match(submission)
+    return match["user"] if match else None
+
+
+def _norm(value: str) -> str:
+    return value.strip().casefold()
+
+
+def read_roster(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    """The roster's header and students (Canvas's "Points Possible" and blank rows skipped)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as error:
+        raise ExportError(f"Cannot read the roster {path} ({error.strerror}).") from None
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames:
+        raise ExportError(f"The roster {path} is empty: it needs a header row naming its columns.")
+    header = [h.strip() for h in reader.fieldnames]
+    students = []
+    for row in reader:
+        row = {(k or "").strip(): (v or "").strip() for k, v in row.items() if k is not None}
+        if not any(row.values()) or row.get("Student", "").strip() == "Points Possible":
+            continue
+        students.append(row)
+    return header, students
+
+
+def _matches(value: str, key: str) -> bool:
+    value, key = _norm(value), _norm(key)
+    return bool(value) and (value == key or ("@" in value and value.split("@", 1)[0] == key))
+
+
+def match(graded: list[Graded], header: list[str], students: list[dict[str, str]],
+          id_column: str | None) -> tuple[dict[int, list[Graded]], list[str]]:
+    """Roster row index -> the submissions that belong to it; and the submissions that match nobody
+    (or more than one student)."""
+    if id_column and id_column not in header:
+        raise ExportError(f"The roster has no column {id_column!r}; its columns are {', '.join(header)}.")
+    columns = [id_column] if id_column else [c for c in ID_COLUMNS if c in header] + \
+        [c for c in header if c not in ID_COLUMNS and c not in ("Student", "Section", "Name")]
+    owners: dict[int, list[Graded]] = {}
+    unmatched = []
+    for g in graded:
+        keys = [(("ID",), canvas_user_id(g.submission)), (tuple(columns), g.submission)]
+        found = None
+        for cols, key in keys:
+            if key is None:
+                continue
+            for col in cols:
+                if col not in header:
+                    continue
+                hits = [i for i, s in enumerate(students) if _matches(s.get(col, ""), key)]
+                if len(hits) == 1:
+                    found = hits[0]
+                    break
+            if found is not None:
+                break
+        if found is None:
+            unmatched.append(g.submission)
+        else:
+            owners.setdefault(found, []).append(g)
+    return owners, unmatched
+
+
+def _points(score: float, max_score: float, out_of: float | None) -> str:
+    value = score if out_of is None or not max_score else score * out_of / max_score
+    return f"{round(value, 4):g}"
+
+
+def canvas_csv(graded: list[Graded], assignment: str, roster: Path | None = None, column: str | None = None,
+               id_column: str | None = None, out_of: float | None = None) -> Export:
+    """The Canvas gradebook import for these grades."""
+    if not graded:
+        raise ExportError("There are no graded submissions to export.")
+    column = column or assignment
+    max_score = max(g.max_score for g in graded)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([*CANVAS_IDENTITY, column])
+    writer.writerow([POINTS_POSSIBLE, "", "", "", "", _points(max_score, max_score, out_of)])
+    if roster is None:
+        for g in graded:
+            user = canvas_user_id(g.submission)
+            name = CANVAS_DOWNLOAD.match(g.submission)["name"] if user else g.submission
+            writer.writerow([name, user or "", "", "" if user else g.submission, "",
+                             _points(g.score, g.max_score, out_of)])
+        return Export(buffer.getvalue(), column, len(graded))
+    header, students = read_roster(roster)
+    owners, unmatched = match(graded, header, students, id_column)
+    result = Export("", column, len(students), unmatched=unmatched)
+    for i, student in enumerate(students):
+        mine = owners.get(i, [])
+        if len(mine) > 1:
+            result.duplicates.append(f"{student.get('Student') or i + 1}: " + ", ".join(g.submission for g in mine))
+        if not mine:
+            result.missing.append(student.get("Student") or student.get(header[0], str(i + 1)))
+        best = max(mine, key=lambda g: g.score, default=None)  # several files: the best counts
+        writer.writerow([student.get(c, "") for c in CANVAS_IDENTITY]
+                        + [_points(best.score, best.max_score, out_of) if best else ""])
+    result.csv = buffer.getvalue()
+    return result
+
+
+def export_canvas(graded_folder: Path, out: Path, roster: Path | None = None, column: str | None = None,
+                  id_column: str | None = None, out_of: float | None = None) -> Export:
+    """Reads DIR/grades.csv and writes the Canvas import file (atomically)."""
+    from autograder.report import write_atomic
+
+    graded, assignment = read_graded(graded_folder)
+    result = canvas_csv(graded, assignment, roster, column, id_column, out_of)
+    try:
+        write_atomic(out, result.csv)
+    except OSError as error:
+        raise ExportError(f"Cannot write {out} ({error.strerror}).") from None
+    return result
+
+
+def describe(result: Export, out: Path) -> str:
+    """A few lines for the instructor: what was written, and what needs a look."""
+    lines = [(f"Canvas import: {out} ({result.rows} students, column {result.column!r}). In Canvas: Grades > "
+             f"Import, choose this file.")]
+    if result.unmatched:
+        lines.append(f"Not in the roster (left out): {', '.join(result.unmatched)}.")
+    if result.duplicates:
+        lines.append(f"Several submissions for one student (the best counts): {'; '.join(result.duplicates)}.")
+    if result.missing:
+        shown = ", ".join(result.missing[:10]) + (" ..." if len(result.missing) > 10 else "")
+        lines.append(f"No submission from {len(result.missing)} student(s), left blank: {shown}.")
+    return "\n".join(lines)
