@@ -262,7 +262,7 @@ def _md_code(text: str) -> str:
     return f"{fence}\n{text}\n{fence}"
 
 
-def test_output(r, fmt: str, pictures: Pictures, graphs_shown: set[str]) -> str:
+def render_test(r, fmt: str, pictures: Pictures, graphs_shown: set[str]) -> str:
     """A test's explanation in Gradescope's output format: what the check asks, what is wrong, the
     pictures (heat maps and autograd graphs as PNG), and torch's own words."""
     from autograder.problems import CHECKS
@@ -426,7 +426,7 @@ def results_document(assignment, files: list[FileResult], settings: Settings, se
             "score": r.score,
             "max_score": r.max_score,
             "status": "passed" if r.passed else "failed",
-            "output": test_output(r, fmt, pictures, graphs_shown),
+            "output": render_test(r, fmt, pictures, graphs_shown),
             "output_format": fmt,
             "visibility": settings.hidden_visibility if r.hidden else settings.visibility,
             "tags": [r.problem],

@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from autograder.assignments import ASSIGNMENTS, UnknownProblem, find_assignment, find_problem, hide, load_extra
+from autograder.assignments import (
+    ASSIGNMENTS,
+    UnknownProblem,
+    find_assignment,
+    find_problem,
+    hide,
+    load_extra,
+)
 from autograder.inline import check
 from autograder.judge import judge, reference_data
 
