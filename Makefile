@@ -30,7 +30,8 @@ student: setup  ## regenerate course/ from solutions/
 solutions: setup  ## re-execute the solution notebooks in place (refresh committed outputs)
 	$(PY) -m tools.execute solutions/*.ipynb
 
-site: setup  ## build the static site into build/site/ (SOLUTIONS=0 leaves solutions out)
+site:  ## build the static site into build/site/ (SOLUTIONS=0 leaves solutions out)
+	@WITH_SITE=1 tools/setup.sh
 	$(PY) -m tools.build_site --solutions $(SOLUTIONS)
 
 bench: setup  ## autograder against nbgrader on a generated class

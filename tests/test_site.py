@@ -12,6 +12,7 @@ import functools
 import http.server
 import ipaddress
 import json
+import runpy
 import shutil
 import threading
 from pathlib import Path
@@ -272,9 +273,7 @@ def test_lesson_links_its_student_notebook(page, site, name):
 
 @functools.cache
 def _conf() -> dict:
-    namespace: dict = {}
-    exec(compile((ROOT / "site" / "conf.py").read_text(), "site/conf.py", "exec"), namespace)
-    return namespace
+    return runpy.run_path(str(ROOT / "site" / "conf.py"))
 
 
 def build_site_config(name: str):

@@ -22,6 +22,13 @@ import tempfile
 import time
 from pathlib import Path
 
+# jsonschema, which nbformat imports, compiles the grammars of the optional package rfc3987_syntax at
+# import time: seconds of CPU in every process, for URI formats that notebooks never use. The
+# command line and the sphinx-build it runs do without it (a test process importing this module keeps it).
+NO_RFC3987 = "import sys; sys.modules.setdefault('rfc3987_syntax', None)"
+if __name__ == "__main__":
+    sys.modules.setdefault("rfc3987_syntax", None)
+
 import nbformat
 
 from tools.make_student import BEGIN, END, strip_solutions
@@ -32,6 +39,15 @@ RAISES = "raises-exception"
 STAMP = ".course-build.json"  # written into the output folder after a successful build
 LESSON = re.compile(r"^\d\d-[\w-]+\.ipynb$")
 TOGGLE_FENCE = "::::::"  # longer than any fence a solution could contain, so it cannot be closed early
+
+
+EDITION_SOLUTIONS = """These pages show every lesson run from top to bottom, with the solutions folded away: open
+"Show solution" once you have tried. Each lesson links its student notebook: download it, or open it in
+Binder or Colab, and fill in the exercises there.
+"""
+EDITION_STUDENT = """These pages show the lessons as you get them, exercises left for you to write. Each lesson links
+its notebook: download it, or open it in Binder or Colab, and fill in the exercises there.
+"""
 
 
 class BuildError(Exception):
@@ -137,10 +153,9 @@ def site_notebook(path: Path, with_solutions: bool):
     problems = notebook_errors(nb)
     if problems:
         raise BuildError(
-            f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: "
-            + "; ".join(problems)
-            + ". Fix the lesson and re-execute it (make solutions), or tag a cell that is meant to fail "
-            f"`{RAISES}`."
+            f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} holds errors:\n  "
+            + "\n  ".join(problems)
+            + f"\nFix the lesson and re-execute it (make solutions), or tag a cell meant to fail `{RAISES}`."
         )
     if with_solutions:
         try:
@@ -187,7 +202,7 @@ def mathjax(build: Path) -> Path:
     with tempfile.TemporaryDirectory(dir=build) as tmp:
         run = subprocess.run(
             [npm, "pack", f"mathjax@{MATHJAX_VERSION}", "--pack-destination", tmp, "--silent"],
-            cwd=tmp, capture_output=True, text=True,
+            cwd=tmp, capture_output=True, text=True, check=False,
         )
         archives = list(Path(tmp).glob("mathjax-*.tgz"))
         if run.returncode != 0 or not archives:
@@ -229,6 +244,7 @@ def stage(src: Path, build: Path, solutions: Path, course: Path, with_solutions:
         files[Path(path.name)] = nbformat.writes(site_notebook(path, with_solutions)).encode()
         files[Path("_student") / path.name] = (course / path.name).read_bytes()
     files[Path("_generated/lessons.md")] = lessons_list(shown).encode()
+    files[Path("_generated/edition.md")] = (EDITION_SOLUTIONS if with_solutions else EDITION_STUDENT).encode()
 
     static_mathjax = Path("_static/mathjax")
     for relative, data in files.items():
@@ -271,14 +287,18 @@ def build(with_solutions: bool = True, solutions: Path | None = None, course: Pa
 
     # -a writes every page even when only some were read again: the sidebar and the previous/next links
     # of a page depend on the other lessons, which Sphinx's incremental build does not track.
-    command = [sys.executable, "-m", "sphinx", "-b", "html", "-a", "-W", "--keep-going", "-n",
+    sphinx = f"{NO_RFC3987}; from sphinx.cmd.build import main; sys.exit(main(sys.argv[1:]))"
+    command = [sys.executable, "-c", sphinx, "-b", "html", "-a", "-W", "--keep-going", "-n",
                "-d", str(doctrees), str(src), str(out)]
     if quiet:
         command.insert(-2, "-q")
     started = time.monotonic()
-    result = subprocess.run(command, cwd=src)
+    result = subprocess.run(command, cwd=src, check=False)
     if result.returncode != 0:
-        raise BuildError("sphinx-build failed (the warnings above are errors); build/site/ is incomplete.")
+        raise BuildError(
+            f"sphinx-build failed: the warnings above are errors. {src.name}/NN-slug.ipynb is the lesson "
+            f"of {'solutions' if with_solutions else 'course'}/ as the site shows it."
+        )
     stamp.write_text(json.dumps({"solutions": with_solutions, "lessons": [p.name for p in shown]}) + "\n")
     print(f"build_site: {len(shown)} lessons, {'with' if with_solutions else 'without'} solutions, "
           f"in {time.monotonic() - started:.1f} s: open {out / 'index.html'}", flush=True)

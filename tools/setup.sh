@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Creates .venv (Python 3.11) with the pinned packages and the autograder in editable mode, and makes sure
-# the Debian programs the course needs are present: Graphviz's `dot` always, Chromium with WITH_BROWSER=1.
+# the Debian programs the course needs are present: Graphviz's `dot` always, Chromium with WITH_BROWSER=1,
+# npm (to fetch MathJax for the web site) with WITH_SITE=1 or WITH_BROWSER=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v dot >/dev/null || need_apt+=(graphviz)
 if [ "${WITH_BROWSER:-0}" = 1 ] && ! command -v chromium >/dev/null; then need_apt+=(chromium); fi
+# The web site (make site, and make test, which builds it) fetches MathJax once with npm.
+if { [ "${WITH_SITE:-0}" = 1 ] || [ "${WITH_BROWSER:-0}" = 1 ]; } && ! command -v npm >/dev/null; then
+  need_apt+=(npm)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "setup: installing Debian packages: ${need_apt[*]}"
