@@ -38,6 +38,18 @@ def prepare_out(out: Path) -> None:
     except OSError as error:
         raise UsageError(f"Cannot write to the output folder {out} ({error.strerror}). Choose a folder you "
                          f"can write to with --out.") from None
+    remove_partial_files(out)
+
+
+def remove_partial_files(out: Path) -> None:
+    """Temporary files of a run that was killed while writing (write_atomic's .<name>.*.tmp): the
+    files they were meant to become are written again, so they are only litter."""
+    for pattern in (".*.tmp", "*/.*.tmp"):
+        for path in out.glob(pattern):
+            try:
+                path.unlink()
+            except OSError:
+                pass
 
 
 def already_graded(out: Path, assignment: Assignment, sub: Submission) -> dict | None:
@@ -57,13 +69,45 @@ def failed_everywhere(assignment: Assignment, reason: str) -> list[CheckResult]:
     return results
 
 
+def cell_hint(error: dict) -> str:
+    """Why the code after a failing cell never ran, in a sentence naming the cause."""
+    cell, kind, text = error.get("index"), str(error.get("type", "")), str(error.get("error", ""))
+    if kind == "SystemExit":
+        return (f" Cell {cell} called sys.exit() or exit() (SystemExit), which ends the program: nothing after "
+                f"it in that cell ran. Remove the call.")
+    if kind == "MemoryError":
+        return (f" Cell {cell} ran out of memory (MemoryError: it reached the grader's memory limit), so nothing "
+                f"after that point ran.")
+    if kind == "RecursionError":
+        return (f" Cell {cell} recursed without end (RecursionError: maximum recursion depth exceeded), so "
+                f"nothing after that point ran.")
+    if kind == "BlockingIOError" and "Resource temporarily unavailable" in text:
+        return (f" Cell {cell} could not start another process (BlockingIOError): it reached the grader's limit "
+                f"on processes, e.g. by forking without end, so nothing after that point ran.")
+    return f" Cell {cell} raised an error ({kind or 'see below'}; see below), which may be why."
+
+
+def _judged(problem, data: dict, seed: int) -> list[CheckResult]:
+    """The judge's verdicts on data from a worker, which is untrusted: anything malformed, or not one
+    measurement per case, fails the problem instead of stopping the batch (or passing unmeasured checks)."""
+    try:
+        if "cases" in data and (not isinstance(data["cases"], list) or len(data["cases"]) != len(problem.cases)):
+            raise ValueError(f"{len(data['cases']) if isinstance(data['cases'], list) else 'no'} measured cases "
+                             f"for {len(problem.cases)}")
+        return judge(problem, data, seed)
+    except Exception as error:  # noqa: BLE001 - judge() catches the usual errors; this is the backstop
+        verdicts = Verdicts(problem)
+        verdicts.fail_all(f"The grader could not read what {problem.lookup} produced ({type(error).__name__}: "
+                          f"{str(error)[:200]}); it is treated as wrong.")
+        return verdicts.results({})
+
+
 def verdicts_for(assignment: Assignment, outcome: Outcome, seed: int) -> list[CheckResult]:
     results = []
-    hint = (f" Cell {outcome.cell_errors[0]['index']} raised an error (see below), which may be why."
-            if outcome.cell_errors else "")
+    hint = cell_hint(outcome.cell_errors[0]) if outcome.cell_errors else ""
     for problem in assignment.problems:
         if problem.name in outcome.data:
-            found = judge(problem, outcome.data[problem.name], seed)
+            found = _judged(problem, outcome.data[problem.name], seed)
             for r in found:
                 if "is not defined in the submission" in r.message:
                     r.message += hint
@@ -85,8 +129,8 @@ def write_submission(out: Path, assignment: Assignment, sub: Submission, results
     summary = f"{assignment.name}: {score:g}/{assignment.max_score:g}. Open feedback.html for the pictures."
     result = results_json(results, summary, {"submission": sub.id, "file": sub.path.name, "sha256": sub.sha256,
                                              "assignment": assignment.name})
-    if outcome is not None:
-        result["execution_time"] = round(outcome.seconds, 3)  # Gradescope's field: the worker's wall seconds
+    # No execution_time here: a batch killed and run again must end with the very files of an
+    # uninterrupted run, so nothing that varies from run to run goes into them (the CLI prints times).
     write_atomic(folder / "results.json", json.dumps(result, indent=2) + "\n")
     return result
 

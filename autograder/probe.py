@@ -4,12 +4,23 @@ It runs where the student's code runs (a grading worker, or the notebook for the
 uses the PyTorch functions captured in `_T` when this module was imported, before any student code
 could patch `torch.autograd.grad`, tensor operators or this module's globals. What it returns is plain
 data (lists, numbers, strings) that `judge.py` checks against the reference in a clean process.
+
+In a grading worker, `Snapshot` records the grader's modules, classes and functions before the
+submission runs; `guard()` puts back whatever the submission patched (at import, or inside its own
+forward and backward) and resets torch's global modes before every measurement that follows.
+Tensors a Function returns are read through plain `torch.Tensor` views, so a subclass cannot answer
+for them. This stops patching; it cannot stop code that shares the process from forging numbers
+outright (see sandbox.py).
 """
 
 from __future__ import annotations
 
+import builtins
+import contextlib
 import random
+import sys
 import traceback
+import types
 from types import SimpleNamespace
 from typing import Any
 
@@ -41,7 +52,170 @@ _T = SimpleNamespace(
     isinstance=isinstance,
     issubclass=issubclass,
     type=type,
+    apply=torch.autograd.Function.apply.__func__,
+    inference_mode=torch._C._InferenceMode,
+    is_inference_mode_enabled=torch.is_inference_mode_enabled,
+    set_default_device=torch.set_default_device,
+    len_function_modes=torch._C._len_torch_function_stack,
+    pop_function_mode=torch._C._pop_torch_function_stack,
+    len_dispatch_modes=torch._C._len_torch_dispatch_stack,
+    pop_dispatch_mode=torch._C._pop_torch_dispatch_stack,
+    saved_hooks=torch._C._autograd._top_saved_tensors_default_hooks,
+    pop_saved_hooks=torch._C._autograd._pop_saved_tensors_default_hooks,
+    setrecursionlimit=sys.setrecursionlimit,
+    no_grad=torch.no_grad,
+    fork_rng=torch.random.fork_rng,
+    manual_seed=torch.manual_seed,
+    float32=torch.float32,
 )
+
+
+# -- the grader's own state, kept from the submission ------------------------------------------------
+
+_MISSING = object()
+_BUILTIN_NAMES = frozenset(vars(builtins))
+# Modules whose globals the measurements (and the worker's messages) depend on, patched back before use.
+_PROTECTED_PREFIXES = ("autograder", "torch.autograd", "json", "traceback", "linecache", "random",
+                       "torch.utils._python_dispatch")
+_PROTECTED_MODULES = {"torch", "torch._tensor", "torch.functional", "torch.overrides", "torch._C",
+                      "torch._C._autograd", "torch._ops", "torch.library", "builtins", "os", "posix", "sys",
+                      "types", "functools", "operator", "math", "copy", "contextlib", "resource", "signal",
+                      "selectors", "struct", "ctypes", "errno", "stat", "fcntl", "time"}
+# The few looked at again after every call into the submission (cheap enough to do hundreds of times).
+_HOT_MODULES = ("autograder.probe", "autograder.probe_modern", "autograder.graphs", "autograder.sandbox",
+                "builtins", "torch.autograd", "torch.autograd.function", "torch.autograd.graph",
+                "torch.autograd.gradcheck")
+_HOT_CLASSES = (torch.Tensor, torch.autograd.Function)
+
+
+def _protected(name: str) -> bool:
+    return name in _PROTECTED_MODULES or any(name == p or name.startswith(p + ".") for p in _PROTECTED_PREFIXES)
+
+
+class _Saved:
+    """One group of objects with what they held when the snapshot was taken."""
+
+    def __init__(self, modules, classes, functions, instances):
+        self.modules = [(m, dict(vars(m))) for m in modules]
+        self.classes = [(c, dict(vars(c))) for c in classes]
+        self.functions = [(f, f.__code__, f.__defaults__, f.__kwdefaults__) for f in functions]
+        self.instances = [(o, dict(vars(o))) for o in instances]
+
+    # The builtins it needs are bound here, so that patching them (or `_T`) cannot stop the restoring.
+    def restore(self, vars=vars, setattr=setattr, delattr=delattr, list=list, any=any,
+                builtin_names=_BUILTIN_NAMES, missing=_MISSING) -> None:
+        for module, saved in self.modules:
+            current = vars(module)
+            for key, value in saved.items():
+                if current.get(key, missing) is not value:
+                    current[key] = value
+            for key in [k for k in current if k not in saved and k in builtin_names]:
+                del current[key]  # a global that would shadow a builtin
+        for obj, saved in self.instances:
+            current = vars(obj)
+            for key, value in saved.items():
+                if current.get(key, missing) is not value:
+                    current[key] = value
+            for key in [k for k in current if k not in saved]:
+                del current[key]
+        for cls, saved in self.classes:
+            current = cls.__dict__
+            for key, value in saved.items():
+                if current.get(key, missing) is not value:
+                    setattr(cls, key, value)
+            for key in [k for k in current if k not in saved]:
+                if any(key in vars(base) for base in cls.__mro__[1:]):
+                    delattr(cls, key)  # an attribute that would shadow an inherited one
+        for function, code, defaults, kwdefaults in self.functions:
+            if function.__code__ is not code:
+                function.__code__ = code
+            if function.__defaults__ is not defaults:
+                function.__defaults__ = defaults
+            if function.__kwdefaults__ is not kwdefaults:
+                function.__kwdefaults__ = kwdefaults
+
+
+_HEAPTYPE, _IMMUTABLETYPE = 1 << 9, 1 << 8  # type flags: a class whose attributes can be set
+
+
+def _contents(modules) -> tuple[list, list, list]:
+    """The Python classes, functions and namespaces (SimpleNamespace, JSON coders) these modules hold."""
+    import json
+
+    classes, functions, instances, seen = [], [], [], set()
+    for module in modules:
+        for value in list(vars(module).values()):
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            if isinstance(value, types.FunctionType):
+                functions.append(value)
+            elif isinstance(value, type):
+                if value.__flags__ & _HEAPTYPE and not value.__flags__ & _IMMUTABLETYPE \
+                        and str(getattr(value, "__module__", "")).startswith(("torch", "autograder", "json")):
+                    classes.append(value)
+                    for member in vars(value).values():
+                        inner = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
+                        if isinstance(inner, types.FunctionType):
+                            functions.append(inner)
+            elif isinstance(value, (SimpleNamespace, json.JSONEncoder, json.JSONDecoder)):
+                instances.append(value)
+    return classes, functions, instances
+
+
+class Snapshot:
+    """The grader's state before a submission runs, to put back before measuring (grading workers only).
+
+    Taken in the worker before the submission's first cell, so it is what the trusted grader had."""
+
+    def __init__(self):
+        modules = [m for n, m in list(sys.modules.items()) if isinstance(m, types.ModuleType) and _protected(n)]
+        own = [sys.modules[n] for n in _HOT_MODULES if n in sys.modules and n.startswith("autograder")]
+        hot = own + [sys.modules[n] for n in _HOT_MODULES if n in sys.modules and not n.startswith("autograder")]
+        classes, functions, instances = _contents(modules)
+        _, own_functions, own_instances = _contents(own)
+        self.all = _Saved(modules, classes + [c for c in _HOT_CLASSES if c not in classes], functions, instances)
+        self.hot = _Saved(hot, _HOT_CLASSES, own_functions, own_instances)
+        self.recursion_limit = sys.getrecursionlimit()
+        self.keep: list[Any] = []
+
+    def restore(self, everything: bool = True) -> None:
+        self.hot.restore()
+        if everything:
+            self.all.restore()
+        _reset_modes(self)
+
+
+_ACTIVE: list[Snapshot] = []  # the worker's snapshot, once sandbox.py has taken one
+
+
+def activate(snapshot: Snapshot) -> None:
+    _ACTIVE[:] = [snapshot]
+
+
+def guard() -> None:
+    """After every call into the submission: put back what it patched in the grader (workers only)."""
+    if _ACTIVE:
+        _ACTIVE[0].restore(everything=False)
+
+
+def _reset_modes(snapshot: Snapshot) -> None:
+    """Global modes a submission may have left on: torch function and dispatch modes (which could answer
+    for any operation), a default device, inference mode, default saved-tensor hooks."""
+    while _T.len_function_modes() > 0:
+        _T.pop_function_mode()
+    while _T.len_dispatch_modes() > 0:
+        _T.pop_dispatch_mode()
+    while _T.saved_hooks(False) is not None:
+        _T.pop_saved_hooks()
+    with contextlib.suppress(Exception):  # older torch: no default device to reset
+        _T.set_default_device(None)
+    if _T.is_inference_mode_enabled():
+        snapshot.keep.append(_T.inference_mode(False))  # kept alive: inference mode stays off
+    _T.setrecursionlimit(snapshot.recursion_limit)
+    _T.set_grad_enabled(True)
+    _T.set_default_dtype(_T.float32)
+    _T.set_detect_anomaly(False)
 
 
 # -- plain data <-> tensors -------------------------------------------------------------------------
@@ -70,6 +244,38 @@ def plain(t: torch.Tensor) -> dict:
         return {"dtype": str(base.dtype), "shape": list(base.shape), "values": values}
 
 
+def _is_tensor(x: Any) -> bool:
+    return _T.issubclass(_T.type(x), _T.Tensor)  # not isinstance: an object can fake its __class__
+
+
+def _view(t: torch.Tensor) -> torch.Tensor:
+    """A plain torch.Tensor alias of t (same values, same autograd history), so that no subclass or
+    __torch_function__ answers for it when its shape, grad_fn or gradient is asked for."""
+    with _T.no_torch_function():
+        return _T.as_subclass(t, _T.Tensor)
+
+
+def _call(problem, obj, args: list[Any]) -> Any:
+    """Calls the submission through torch's own Function.apply (a class cannot swap it for something
+    else), then puts back whatever the call patched in the grader."""
+    try:
+        if problem.kind == "function" and _T.isinstance(obj, type) and _T.issubclass(obj, _T.Function):
+            return _T.apply(obj, *args)
+        return problem.call(obj, args)
+    finally:
+        guard()
+
+
+def _grad(outputs, inputs, grad_outputs, **kwargs):
+    """torch.autograd.grad on plain views (no subclass can intercept the call); the submission's backward
+    runs inside it, so whatever it patched is put back afterwards."""
+    try:
+        outputs = _view(outputs) if _is_tensor(outputs) else outputs
+        return _T.grad(outputs, inputs, grad_outputs, **kwargs)
+    finally:
+        guard()
+
+
 def error_data(error: BaseException, where: str) -> dict:
     text = "".join(traceback.format_exception(_T.type(error), error, error.__traceback__, limit=-3))
     return {"type": _T.type(error).__name__, "message": str(error)[:MAX_TEXT], "where": where,
@@ -87,13 +293,14 @@ def probe(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int = 
             or (problem.kind == "callable" and not callable(obj)):
         return data
     _reset_torch()
+    guard()
     recorded: list[Any] = []
     backward_owner = obj if problem.kind == "function" else namespace.get(next(iter(problem.also_functions), ""))
     with _recording_backward(backward_owner, recorded):
         data["cases"] = [measure_case(problem, obj, case, seed + i, recorded)
                          for i, case in enumerate(encoded_cases)]
         data["graph"] = backward_graph(problem, obj, encoded_cases[0])
-        data["torch_says"] = torch_checks(problem, obj, encoded_cases[0])
+        data["torch_says"] = torch_checks(problem, obj, encoded_cases[0], seed)
     if problem.extra_checks:
         data["extra"] = measure_extra(problem, obj, encoded_cases)
     return data
@@ -112,7 +319,7 @@ def describe_kind(obj: Any) -> str:
 def _reset_torch() -> None:
     """Global settings a submission may have changed at import do not make its answer wrong."""
     _T.set_grad_enabled(True)
-    _T.set_default_dtype(torch.float32)
+    _T.set_default_dtype(_T.float32)
     _T.set_detect_anomaly(False)
 
 
@@ -148,8 +355,8 @@ def describe_returns(result: Any) -> list[dict]:
     for v in values:
         if v is None:
             out.append({"kind": "None"})
-        elif _T.isinstance(v, _T.Tensor):
-            out.append({"kind": "Tensor", "shape": list(v.shape)})
+        elif _is_tensor(v):
+            out.append({"kind": "Tensor", "shape": list(_view(v).shape)})
         else:
             out.append({"kind": _T.type(v).__name__})
     return out
@@ -161,15 +368,16 @@ def measure_case(problem, obj, encoded: list[Any], seed: int, recorded: list) ->
                                           for a in encoded]}
     args = decode_args(encoded)
     try:
-        out = problem.call(obj, args)
+        out = _call(problem, obj, args)
     except BaseException as error:  # noqa: BLE001 - any failure of student code is data
         case["error"] = error_data(error, "forward")
         return case
-    if not _T.isinstance(out, _T.Tensor):
+    if not _is_tensor(out):
         case["output"] = {"type": _T.type(out).__name__}
         return case
+    out = _view(out)
     case["output"] = {"type": "Tensor", **plain(out), "has_grad_fn": out.grad_fn is not None}
-    tensors = [a for a in args if _T.isinstance(a, _T.Tensor)]
+    tensors = [a for a in args if _is_tensor(a)]
     recorded.clear()
     try:
         case["jacobian"] = analytical_jacobian(out, tensors)
@@ -197,20 +405,21 @@ def _flat(t: torch.Tensor | None, size: int) -> list[float]:
 
 def analytical_jacobian(out: torch.Tensor, tensors: list[torch.Tensor]) -> list[list[list[float]]]:
     """J[k][i][j] = d out_i / d input_k[j], one vector-Jacobian product per output element."""
+    out = _view(out)
     size = out.numel()
     rows: list[list[list[float]]] = [[] for _ in tensors]
     if size == 0 or out.grad_fn is None:
         return [[[0.0] * t.numel() for _ in range(size)] for t in tensors]
     for i in range(size):
-        grads = _T.grad(out, tensors, _unit(list(out.shape), size, i), retain_graph=True, allow_unused=True)
+        grads = _grad(out, tensors, _unit(list(out.shape), size, i), retain_graph=True, allow_unused=True)
         for k, (g, t) in enumerate(zip(grads, tensors)):
             rows[k].append(_flat(g, t.numel()))
     return rows
 
 
 def _forward_values(problem, obj, encoded: list[Any]) -> list[float]:
-    with torch.no_grad():
-        out = problem.call(obj, decode_args(encoded))
+    with _T.no_grad():
+        out = _call(problem, obj, decode_args(encoded))
     return plain(out)["values"]
 
 
@@ -242,10 +451,11 @@ def _cotangent(shape: list[int], size: int, seed: int) -> torch.Tensor:
 
 def _vjp(problem, obj, encoded: list[Any], v_values: list[float], create_graph: bool):
     args = decode_args(encoded)
-    tensors = [a for a in args if _T.isinstance(a, _T.Tensor)]
-    out = problem.call(obj, args)
+    tensors = [a for a in args if _is_tensor(a)]
+    out = _view(_call(problem, obj, args))
     v = _make(list(out.shape), v_values, requires_grad=create_graph)
-    grads = _T.grad(out, tensors, v, create_graph=create_graph, allow_unused=True)
+    grads = _grad(out, tensors, v, create_graph=create_graph, allow_unused=True)
+    grads = [None if g is None else _view(g) for g in grads]
     return tensors, v, out, grads
 
 
@@ -266,8 +476,8 @@ def second_order(problem, obj, encoded: list[Any], seed: int) -> dict:
                 if g is None or g.grad_fn is None:
                     rows.append([0.0] * sum(sizes))
                     continue
-                seconds = _T.grad(g, tensors + [v], _unit(list(g.shape), g.numel(), i),
-                                  retain_graph=True, allow_unused=True)
+                seconds = _grad(g, tensors + [v], _unit(list(g.shape), g.numel(), i),
+                                retain_graph=True, allow_unused=True)
                 rows.append([x for s, n in zip(seconds, sizes) for x in _flat(s, n)])
         result["analytical"] = rows
     except BaseException as error:  # noqa: BLE001
@@ -306,10 +516,11 @@ def backward_graph(problem, obj, encoded: list[Any]) -> dict | None:
     """The graph of the student's backward, built with create_graph=True, as plain data."""
     try:
         args = decode_args(encoded)
-        tensors = [a for a in args if _T.isinstance(a, _T.Tensor)]
-        out = problem.call(obj, args)
-        grads = _T.grad(out, tensors, _make(list(out.shape), [1.0] * out.numel(), False),
-                        create_graph=True, allow_unused=True)
+        tensors = [a for a in args if _is_tensor(a)]
+        out = _view(_call(problem, obj, args))
+        grads = _grad(out, tensors, _make(list(out.shape), [1.0] * out.numel(), False),
+                      create_graph=True, allow_unused=True)
+        grads = [None if g is None else _view(g) for g in grads]
         named = {"out": out, **{f"grad_{i}": g for i, g in enumerate(grads) if g is not None},
                  **{f"input_{i}": t for i, t in enumerate(tensors)}}
         if len(tensors) == 1 and "grad_0" in named:
@@ -319,18 +530,31 @@ def backward_graph(problem, obj, encoded: list[Any]) -> dict | None:
         return None
 
 
-def torch_checks(problem, obj, encoded: list[Any]) -> dict:
+def _plain_result(result: Any) -> Any:
+    """What gradcheck sees of a call: plain tensors, so that a subclass cannot answer its questions."""
+    if _is_tensor(result):
+        return _view(result)
+    if _T.isinstance(result, tuple):
+        return tuple(_view(r) if _is_tensor(r) else r for r in result)
+    return result
+
+
+def torch_checks(problem, obj, encoded: list[Any], seed: int = 0) -> dict:
     """What torch.autograd.gradcheck (and gradgradcheck) print for the first case: shown to the
     student as PyTorch's own words; the verdicts are computed by the judge, not taken from here."""
     says = {}
     checks = [("gradcheck", _T.gradcheck)] + ([("gradgradcheck", _T.gradgradcheck)] if problem.double_backward else [])
     for name, run in checks:
         try:
-            run(lambda *a: problem.call(obj, list(a)), tuple(decode_args(encoded)), eps=EPS, atol=1e-5,
-                raise_exception=True)
+            with _T.fork_rng(devices=[]):  # gradgradcheck draws random grad_outputs: same seed, same words
+                _T.manual_seed(seed)
+                run(lambda *a: _plain_result(_call(problem, obj, list(a))), tuple(decode_args(encoded)), eps=EPS,
+                    atol=1e-5, raise_exception=True)
             says[name] = "passed"
         except BaseException as error:  # noqa: BLE001
             says[name] = f"{_T.type(error).__name__}: {str(error)[:MAX_TEXT]}"
+        finally:
+            guard()
     return says
 
 

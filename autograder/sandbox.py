@@ -3,20 +3,38 @@
 A worker runs a submission's cells, then forks one child per problem to probe it, so that a hang or a
 crash inside one Function costs only that problem. Workers get a new session, their own user id when
 the grader runs as root (so they cannot write the output folder, and every process they leave behind
-can be killed), resource limits, a private working directory and a scrubbed environment. They send
-back JSON lines only; nothing they send is executed or unpickled here.
+can be killed), resource limits (memory, processes, file size, CPU), a private working directory, a
+scrubbed environment and, where the kernel has Landlock, no way to write outside that directory, to
+open network connections or to signal processes outside their own sandbox (the grader included),
+whatever their user id. They send back JSON lines only; nothing they send is executed or unpickled
+here, and nothing in a message is trusted: a process is killed because it belongs to a worker's tree,
+never because a message names it.
+
+Processes a submission leaves behind are found without trusting it: this process becomes a child
+subreaper, so that anything a worker orphans (a double-forked daemon in a session of its own) is
+re-parented here and killed; as root, every process of the worker's user id is killed as well. Workers
+die with the grader (parent-death signal), so a killed grader leaves no worker running.
+
+What this cannot stop: code in a worker shares the process that measures it, so a determined
+submission can still forge the measurements (write made-up numbers into the pipe, patch the probe
+through ctypes or the garbage collector). probe.Snapshot undoes ordinary monkeypatching, and a
+"loaded" message resets every problem, so that messages written at import count for nothing.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
+import ctypes
+import fcntl
 import json
 import os
 import resource
 import selectors
 import shutil
 import signal
-import socket
+import stat
+import struct
 import sys
 import tempfile
 import time
@@ -24,10 +42,16 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from autograder import probe as _probing
 from autograder.probe import probe as _probe
 
-_dumps, _write, _fork, _exit, _waitpid = json.dumps, os.write, os.fork, os._exit, os.waitpid  # captured early
-MAX_LINE = 8 * 1024 * 1024
+_dumps, _write, _read, _fork, _exit, _waitpid, _getpid = (json.dumps, os.write, os.read, os.fork, os._exit,
+                                                          os.waitpid, os.getpid)  # captured early
+MAX_LINE = 8 * 1024 * 1024  # longest message line kept; longer ones are dropped
+MAX_CELL_ERRORS = 100
+MAX_DRAIN = 64 * 1024 * 1024  # bytes read from a finished worker's pipes, however much a leftover writes
+UID_BASE, UID_COUNT = 64000, 1000  # user ids for workers when the grader is root, locked one per worker
+UID_LOCKS = ("/run/autograder-uids", os.path.join(tempfile.gettempdir(), "autograder-uids-root"))
 
 
 @dataclass(frozen=True)
@@ -37,13 +61,14 @@ class Limits:
     load_seconds: float = 60.0  # running all cells
     problem_seconds: float = 20.0  # probing one problem
     memory_bytes: int = 3 * 1024**3  # address space on top of what the grader already maps
-    processes: int = 64  # processes and threads of the worker's user id
+    processes: int = 64  # processes and threads of the worker's user id (on top of those running, if not root)
     file_bytes: int = 16 * 1024**2  # largest file a worker may write
     output_bytes: int = 64 * 1024  # printed output kept for the feedback
     # Keep CAP_DAC_READ_SEARCH after dropping to the worker uid (an interpreter under /root still imports).
     # False drops every capability: the worker reads only what its uid may, so a folder of mode 700
     # (Gradescope's /autograder/source) is closed to it; Python must then be world-readable.
     keep_read_search: bool = True
+    landlock: bool = True  # confine writes, network and signals with Landlock where the kernel has it
 
 
 @dataclass
@@ -85,26 +110,93 @@ class _CappedWriter:
         return False
 
 
-PR_SET_KEEPCAPS, CAP_DAC_READ_SEARCH, CAPABILITY_VERSION_3 = 8, 2, 0x20080522
+# -- Linux specifics: prctl, capabilities, Landlock ------------------------------------------------------
+
+PR_SET_PDEATHSIG, PR_SET_KEEPCAPS, PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 8, 36, 37, 38
+CAP_DAC_READ_SEARCH, CAPABILITY_VERSION_3 = 2, 0x20080522
+_LIBC: list = []
 
 
-def _prctl(option: int, value: int) -> None:
-    import ctypes
+def _libc():
+    if not _LIBC:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        _LIBC.append(libc)
+    return _LIBC[0]
 
-    ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+def _prctl(option: int, value: int) -> int:
+    return _libc().prctl(ctypes.c_int(option), ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0),
+                         ctypes.c_ulong(0))
 
 
 def _keep_only_read_search() -> None:
     """After dropping to the worker's user id, keep one capability: reading and listing any path, so
     that Python can import from an interpreter installed where that user may not look (e.g. under
     /root). Writing stays limited to what the worker's own user id may write: its private folder."""
-    import ctypes
-
     header = (ctypes.c_uint32 * 2)(CAPABILITY_VERSION_3, 0)
     bit = 1 << CAP_DAC_READ_SEARCH
     data = (ctypes.c_uint32 * 6)(bit, bit, 0, 0, 0, 0)  # effective, permitted, inheritable (x2 words)
-    ctypes.CDLL(None, use_errno=True).capset(header, data)
+    _libc().capset(header, data)
 
+
+_SYS_LANDLOCK_CREATE_RULESET, _SYS_LANDLOCK_ADD_RULE, _SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
+_LL_EXECUTE, _LL_WRITE_FILE, _LL_READ_FILE, _LL_READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+_LL_WRITES_V1 = sum(1 << b for b in range(4, 13))  # remove dir/file, make char/dir/reg/sock/fifo/block/sym
+_LL_REFER, _LL_TRUNCATE, _LL_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version, 0 when there is none."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        version = _libc().syscall(ctypes.c_long(_SYS_LANDLOCK_CREATE_RULESET), None, ctypes.c_size_t(0),
+                                  ctypes.c_uint32(1))
+    except (OSError, AttributeError):
+        return 0
+    return max(0, int(version))
+
+
+def _landlock(workdir: str) -> int:
+    """Confines this process and everything it starts: files may be written only inside workdir (and
+    /dev/null), TCP connections and listening are refused (ABI 4), and no signal reaches a process
+    outside this sandbox (ABI 6). Reading is left to the user id and capabilities. Returns the ABI used."""
+    abi = landlock_abi()
+    if abi < 1:
+        return 0
+    fs = _LL_WRITE_FILE | _LL_WRITES_V1 | (_LL_REFER if abi >= 2 else 0) | (_LL_TRUNCATE if abi >= 3 else 0) \
+        | (_LL_IOCTL_DEV if abi >= 5 else 0)
+    net = 0b11 if abi >= 4 else 0  # bind and connect TCP
+    scoped = 0b11 if abi >= 6 else 0  # abstract unix sockets and signals
+    attr = struct.pack("=QQQ", fs, net, scoped)[: 8 if abi < 4 else 16 if abi < 6 else 24]
+    buffer = ctypes.create_string_buffer(attr, len(attr))
+    libc = _libc()
+    ruleset = libc.syscall(ctypes.c_long(_SYS_LANDLOCK_CREATE_RULESET), buffer, ctypes.c_size_t(len(attr)),
+                           ctypes.c_uint32(0))
+    if ruleset < 0:
+        return 0
+    try:
+        file_rights = _LL_WRITE_FILE | (_LL_TRUNCATE if abi >= 3 else 0) | (_LL_IOCTL_DEV if abi >= 5 else 0)
+        for path, rights in ((workdir, fs), (os.devnull, file_rights)):
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            try:
+                rule = ctypes.create_string_buffer(struct.pack("=Qi", rights, fd), 12)
+                if libc.syscall(ctypes.c_long(_SYS_LANDLOCK_ADD_RULE), ctypes.c_int(ruleset), ctypes.c_int(1), rule,
+                                ctypes.c_uint32(0)) < 0:
+                    return 0
+            finally:
+                os.close(fd)
+        if _prctl(PR_SET_NO_NEW_PRIVS, 1) != 0:
+            return 0
+        if libc.syscall(ctypes.c_long(_SYS_LANDLOCK_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
+            return 0
+        return abi
+    finally:
+        os.close(ruleset)
+
+
+# -- the worker side ----------------------------------------------------------------------------------
 
 def _send(fd: int, message: dict) -> None:
     data = (_dumps(message) + "\n").encode()
@@ -112,10 +204,24 @@ def _send(fd: int, message: dict) -> None:
         data = data[_write(fd, data):]
 
 
-def _confine(uid: int | None, workdir: str, limits: Limits, baseline: int) -> None:
+def _tasks_of_user(uid: int) -> int:
+    """Processes and threads running under uid (what RLIMIT_NPROC counts)."""
+    count = 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid == uid:
+                    count += len(os.listdir(f"/proc/{name}/task"))
+            except OSError:
+                pass
+    return count
+
+
+def _confine(uid: int | None, workdir: str, limits: Limits, baseline: int, grader: int, output: int,
+             cpu_seconds: float) -> None:
     os.setsid()
     for res, value in ((resource.RLIMIT_AS, baseline + limits.memory_bytes), (resource.RLIMIT_FSIZE, limits.file_bytes),
-                       (resource.RLIMIT_CORE, 0)):
+                       (resource.RLIMIT_CORE, 0), (resource.RLIMIT_CPU, int(cpu_seconds) + 1)):
         resource.setrlimit(res, (value, value))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     if uid is not None:
@@ -127,51 +233,127 @@ def _confine(uid: int | None, workdir: str, limits: Limits, baseline: int) -> No
         os.setuid(uid)
         if limits.keep_read_search:
             _keep_only_read_search()
+    else:  # the limit counts every process of this user, the grader's own included
+        nproc = _tasks_of_user(os.getuid()) + limits.processes
+        _, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+        if hard == resource.RLIM_INFINITY or nproc < hard:
+            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid(), which clears it: die with the grader
+    if os.getppid() != grader:
+        _exit(0)
     os.chdir(workdir)
     os.environ.clear()
     os.environ.update(SAFE_ENV, HOME=workdir, TMPDIR=workdir)
+    tempfile.tempdir = workdir
     null = os.open(os.devnull, os.O_RDONLY)
-    out = os.open(os.path.join(workdir, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(null, 0)
-    os.dup2(out, 1)
-    os.dup2(out, 2)
+    os.dup2(output, 1)
+    os.dup2(output, 2)
+    os.close(null)
+    os.close(output)
+    if limits.landlock:
+        _landlock(workdir)
     sys.stdout = sys.stderr = _CappedWriter(1, limits.output_bytes)
     sys.stdin = open(os.devnull)  # noqa: SIM115
 
 
-def _worker(fd: int, cells: list[str], jobs: list[tuple[Any, list]], seed: int) -> None:
+def _reap_children() -> None:
+    """Collects the worker's exited children (the grader killed what the cells left running), so that
+    they no longer count against the process limit."""
+    for _ in range(200):
+        try:
+            pid, _ = _waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.01)
+
+
+def _fork_child() -> int | None:
+    """fork(), retried for a while if the process limit is reached; None if it stays reached."""
+    for attempt in range(50):
+        try:
+            return _fork()
+        except BlockingIOError:
+            _reap_children()
+            time.sleep(0.1)
+    return None
+
+
+def _worker(fd: int, control: int, cells: list[str], jobs: list[tuple[Any, list]], seed: int) -> None:
     """The worker's whole life: run the cells, then probe each problem in a child of its own."""
+    me, exec_, compile_, format_exception = _getpid(), exec, compile, traceback.format_exception
+    snapshot = _probing.Snapshot()  # the grader as it is before the submission runs
+    restore, activate, probe = snapshot.restore, _probing.activate, _probe
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     for index, source in enumerate(cells):
         _send(fd, {"event": "cell", "index": index})
+        error = None
         try:
-            exec(compile(source, f"<cell {index + 1}>", "exec"), namespace)  # noqa: S102 - this is the job
-        except BaseException as error:  # noqa: BLE001 - SystemExit and KeyboardInterrupt included
-            text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-            _send(fd, {"event": "cell-error", "index": index, "error": text[-4000:]})
+            exec_(compile_(source, f"<cell {index + 1}>", "exec"), namespace)  # this is the job
+        except BaseException as caught:  # noqa: BLE001 - SystemExit and KeyboardInterrupt included
+            error = caught
+        if _getpid() != me:  # a process the cell forked came back here: only the worker speaks
+            _exit(0)
+        if error is not None:
+            text = "".join(format_exception(type(error), error, error.__traceback__))
+            _send(fd, {"event": "cell-error", "index": index, "type": type(error).__name__, "error": text[-4000:]})
+            del error
+    restore()
+    activate(snapshot)
     _send(fd, {"event": "loaded"})
+    if not _read(control, 1):  # the grader clears away whatever the cells left running, then says go
+        _exit(0)
+    for sig in (signal.SIGCHLD, signal.SIGALRM, signal.SIGVTALRM, signal.SIGPROF, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_IGN if sig == signal.SIGPIPE else signal.SIG_DFL)
+    signal.alarm(0)
+    for timer in (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF):
+        signal.setitimer(timer, 0)
+    _reap_children()
     for problem, cases in jobs:
-        pid = _fork()
+        pid = _fork_child()
+        if pid is None:
+            _send(fd, {"event": "problem-failed", "problem": problem.name, "reason": "processes"})
+            continue
         if pid == 0:
-            os.setpgid(0, 0)
-            _send(fd, {"event": "problem-start", "problem": problem.name, "pid": os.getpid()})
             try:
-                data = _probe(problem, namespace, cases, seed)
+                os.setpgid(0, 0)
+                _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+                if os.getppid() != me:
+                    _exit(0)
+                restore()
+                _send(fd, {"event": "problem-start", "problem": problem.name})
+                data = probe(problem, namespace, cases, seed)
+                restore()
                 _send(fd, {"event": "problem", "problem": problem.name, "data": data})
             finally:
                 _exit(0)
         _, status = _waitpid(pid, 0)
+        try:
+            os.killpg(pid, signal.SIGKILL)  # whatever the probed code left in the child's group
+        except OSError:
+            pass
+        _reap_children()
+        restore()
         _send(fd, {"event": "problem-end", "problem": problem.name, "status": status})
 
+
+# -- the grader side --------------------------------------------------------------------------------
 
 def _describe_status(status: int) -> str:
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-        hint = " (out of memory?)" if sig == signal.SIGKILL else " (a crash, e.g. endless recursion)" \
-            if sig == signal.SIGSEGV else ""
+        hint = {signal.SIGKILL: " (out of memory, or killed from outside?)",
+                signal.SIGSEGV: " (a crash: a segmentation fault, e.g. from ctypes, a C extension or endless "
+                                "recursion)",
+                signal.SIGABRT: " (an abort, e.g. os.abort() or a failed check in C code)",
+                signal.SIGXCPU: " (it used up its CPU time)",
+                signal.SIGBUS: " (a crash: a bus error)"}.get(sig, "")
         return f"was killed by {name}{hint}"
-    return f"exited with status {os.WEXITSTATUS(status)}"
+    if os.WIFEXITED(status):
+        return f"exited with status {os.WEXITSTATUS(status)} (the code called os._exit() or exit from C)"
+    return f"ended (status {status})"
 
 
 def _baseline_memory() -> int:
@@ -182,14 +364,55 @@ def _baseline_memory() -> int:
     return 0
 
 
-def _close_except(keep: int) -> None:
+def _close_except(keep: set[int]) -> None:
     for name in os.listdir("/proc/self/fd"):
         fd = int(name)
-        if fd > 2 and fd != keep:
+        if fd > 2 and fd not in keep:
             try:
                 os.close(fd)
             except OSError:
                 pass
+
+
+def _processes() -> dict[int, tuple[int, int, str]]:
+    """pid -> (parent pid, session id, state) for every process now running."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        table[int(name)] = (int(fields[1]), int(fields[3]), fields[0].decode())
+    return table
+
+
+def _kill_tree(root: int, keep_root: bool = True) -> None:
+    """Kills every descendant of root (and root itself unless keep_root), again and again until none is
+    left alive: processes forking while they are being killed (a fork bomb) are caught in a later round."""
+    for _ in range(100):
+        table = _processes()
+        children: dict[int, list[int]] = {}
+        for pid, (ppid, _, _) in table.items():
+            children.setdefault(ppid, []).append(pid)
+        alive, stack = [], list(children.get(root, []))
+        while stack:
+            pid = stack.pop()
+            stack += children.get(pid, [])
+            if table[pid][2] not in ("Z", "X"):
+                alive.append(pid)
+        if not keep_root and root in table and table[root][2] not in ("Z", "X"):
+            alive.append(root)
+        if not alive:
+            return
+        for pid in alive:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.005)
 
 
 def _kill_group(pgid: int) -> None:
@@ -212,36 +435,78 @@ def _kill_user(uid: int) -> None:
     os.waitpid(pid, 0)
 
 
-UID_BASE, UID_COUNT = 64000, 1000  # the worker user ids, when the grader runs as root
+class _Reaper:
+    """Makes this process a child subreaper while grading: whatever a worker orphans (a daemon that
+    double-forked into a session of its own) becomes a child of the grader, to be killed and reaped."""
+
+    def __init__(self):
+        self.pid, self.sid = os.getpid(), os.getsid(0)
+        self.before = {pid for pid, (ppid, _, _) in _processes().items() if ppid == self.pid}
+        flag = ctypes.c_int(0)
+        self.was = _libc().prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0 and flag.value
+        self.active = _prctl(PR_SET_CHILD_SUBREAPER, 1) == 0
+
+    def sweep(self, workers: set[int]) -> None:
+        """Kills and reaps the grader's children that are neither workers nor its own helpers."""
+        strays = [pid for pid, (ppid, sid, _) in _processes().items()
+                  if ppid == self.pid and pid not in workers and pid not in self.before and sid != self.sid]
+        for pid in strays:
+            _kill_tree(pid, keep_root=False)
+        for pid in strays:
+            for _ in range(100):
+                try:
+                    if os.waitpid(pid, os.WNOHANG)[0]:
+                        break
+                except ChildProcessError:
+                    break
+                time.sleep(0.01)
+
+    def close(self) -> None:
+        if self.active and not self.was:
+            _prctl(PR_SET_CHILD_SUBREAPER, 0)
 
 
-def _claim_uids(count: int) -> tuple[list[int], list[socket.socket]]:
-    """`count` worker user ids that no other grader on this machine is using. Two graders sharing a uid
-    would kill each other's workers (_kill_user kills every process of the uid), so each uid is claimed
-    by binding an abstract Unix socket named after it; the claim ends when this process closes the
-    sockets or dies."""
-    uids, claims = [], []
-    for uid in range(UID_BASE, UID_BASE + UID_COUNT):
-        if len(uids) == count:
-            break
-        claim = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            claim.bind(f"\0autograder-uid-{uid}")
-        except OSError:
-            claim.close()
-            continue
-        uids.append(uid)
-        claims.append(claim)
-    if len(uids) < count:
-        for claim in claims:
-            claim.close()
-        raise RuntimeError(f"No free worker user id in {UID_BASE}..{UID_BASE + UID_COUNT - 1}: too many graders "
-                           f"run at once on this machine.")
-    return uids, claims
+class _UserIds:
+    """Worker user ids for a root grader, each held under an exclusive lock for as long as the grader
+    runs, so that two graders on one machine never share (or kill) each other's worker ids."""
+
+    def __init__(self, count: int):
+        self.fds: dict[int, int] = {}
+        folder = self._folder()
+        for uid in range(UID_BASE, UID_BASE + UID_COUNT):
+            if len(self.fds) == count:
+                break
+            fd = os.open(os.path.join(folder, str(uid)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            self.fds[uid] = fd
+        if not self.fds:
+            raise RuntimeError("no free worker user id: too many graders running at once")
+        self.free = sorted(self.fds)
+
+    @staticmethod
+    def _folder() -> str:
+        for folder in UID_LOCKS:
+            try:
+                os.makedirs(folder, mode=0o700, exist_ok=True)
+                info = os.lstat(folder)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode) and info.st_uid == 0 and not info.st_mode & 0o022:
+                return folder  # only root can create or replace lock files in it
+        raise RuntimeError(f"cannot make a private lock folder for worker user ids (tried {', '.join(UID_LOCKS)})")
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds.clear()
 
 
 class _Job:
-    """One running submission, seen from the grader: a pipe to read and deadlines to keep."""
+    """One running submission, seen from the grader: its pipes, its deadlines and what it said."""
 
     def __init__(self, key: Any, cells: list[str], jobs: list[tuple[Any, list]], limits: Limits, seed: int,
                  uid: int | None, baseline: int):
@@ -250,66 +515,136 @@ class _Job:
         self.outcome = Outcome()
         self.started = time.monotonic()
         self.deadline = self.started + limits.load_seconds
-        self.cell, self.loaded, self.current, self.child = -1, False, None, None
-        self.buffer = b""
+        self.cell, self.loaded, self.current, self.stopped = -1, False, None, False
+        self.buffer, self.skipping = bytearray(), False
+        self.output, self.output_dropped = bytearray(), False
         self.workdir = tempfile.mkdtemp(prefix="autograder-")
         if uid is not None:
+            _kill_user(uid)  # anything left under this id by a grader that was killed
             os.chown(self.workdir, uid, uid)
-        read, write = os.pipe()
+        messages_r, messages_w = os.pipe()
+        output_r, output_w = os.pipe()
+        control_r, control_w = os.pipe()
+        cpu = limits.load_seconds + (len(jobs) + 1) * limits.problem_seconds
+        grader = os.getpid()
         pid = os.fork()
         if pid == 0:  # the worker: never returns into the grader's code
             try:
-                _close_except(write)  # other workers' pipes are none of this worker's business
-                _confine(uid, self.workdir, limits, baseline)
-                _worker(write, cells, jobs, seed)
+                _close_except({messages_w, output_w, control_r})  # other workers' pipes are none of its business
+                _confine(uid, self.workdir, limits, baseline, grader, output_w, cpu)
+                _worker(messages_w, control_r, cells, jobs, seed)
             except BaseException:  # noqa: BLE001
                 pass
             os._exit(0)
-        os.close(write)
-        self.pid, self.fd = pid, read
+        for fd in (messages_w, output_w, control_r):
+            os.close(fd)
+        for fd in (messages_r, output_r, control_w):
+            os.set_blocking(fd, False)
+        self.pid, self.messages, self.printed, self.control = pid, messages_r, output_r, control_w
+        try:
+            self.pidfd: int | None = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            self.pidfd = None
+
+    # -- reading -------------------------------------------------------------------------------------
+
+    def read(self, fd: int, budget: int = 16) -> bool:
+        """Reads what is waiting on one of the worker's pipes; False at end of file."""
+        for _ in range(budget):
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return False
+            if not chunk:
+                return False
+            if fd == self.messages:
+                self.feed(chunk)
+            else:
+                self.keep_output(chunk)
+        return True
+
+    def keep_output(self, chunk: bytes) -> None:
+        room = self.limits.output_bytes - len(self.output)
+        if room > 0:
+            self.output += chunk[:room]
+        if len(chunk) > room:
+            self.output_dropped = True
 
     def feed(self, chunk: bytes) -> None:
-        self.buffer += chunk
-        while b"\n" in self.buffer:
-            line, self.buffer = self.buffer.split(b"\n", 1)
-            self.handle(line)
-        if len(self.buffer) > MAX_LINE:
-            self.buffer = b""
+        if b"\n" not in chunk:
+            self.buffer += chunk
+        else:
+            *lines, rest = (bytes(self.buffer) + chunk).split(b"\n")
+            self.buffer = bytearray(rest)
+            for line in lines:
+                if self.skipping:
+                    self.skipping = False
+                elif len(line) <= MAX_LINE:
+                    self.handle(line)
+        if len(self.buffer) > MAX_LINE:  # drop a line too long to be ours, up to its end
+            self.buffer, self.skipping = bytearray(), True
 
     def handle(self, line: bytes) -> None:
+        """One message. Anything malformed is ignored: the worker's process is the submission's."""
         try:
             message = json.loads(line)
-            event = message["event"]
-        except (ValueError, KeyError, TypeError):
-            return
+            if isinstance(message, dict):
+                self._handle(message, str(message.get("event")), message.get("problem"))
+        except Exception:  # noqa: BLE001 - RecursionError from deep nesting included
+            pass
+
+    def _handle(self, message: dict, event: str, problem: Any) -> None:
         now = time.monotonic()
         if event == "cell":
             self.cell = int(message["index"])
-        elif event == "cell-error":
-            self.outcome.cell_errors.append({"index": int(message["index"]) + 1, "error": str(message["error"])})
-        elif event == "loaded":
-            self.loaded = True
-        elif event == "problem-start" and message.get("problem") in self.problems:
-            self.current, self.child = message["problem"], int(message["pid"])
+        elif event == "cell-error" and len(self.outcome.cell_errors) < MAX_CELL_ERRORS:
+            self.outcome.cell_errors.append({"index": int(message["index"]) + 1, "type": str(message.get("type"))[:100],
+                                             "error": str(message["error"])[-4000:]})
+        elif event == "loaded" and not self.stopped:
+            # Everything about problems said before this is void: code that ran at import wrote it.
+            self.outcome.data.clear()
+            self.outcome.failures.clear()
+            self.loaded, self.current = True, None
             self.deadline = now + self.limits.problem_seconds
-        elif event == "problem" and message.get("problem") == self.current and isinstance(message.get("data"), dict):
-            self.outcome.data[self.current] = message["data"]
-        elif event == "problem-end" and message.get("problem") == self.current:
-            if self.current not in self.outcome.data and self.current not in self.outcome.failures:
-                self.outcome.failures[self.current] = (
-                    f"Grading {self.current} stopped: the process running your code "
-                    f"{_describe_status(int(message['status']))} while calling it.")
-            self.current, self.child = None, None
+            _kill_tree(self.pid)  # what the cells left running: background processes, a fork bomb
+            with contextlib.suppress(OSError):
+                os.write(self.control, b"g")
+        elif not self.loaded or problem not in self.problems:
+            return
+        elif event == "problem-start":
+            self.current = problem
+            self.outcome.data.pop(problem, None)
+            self.outcome.failures.pop(problem, None)
             self.deadline = now + self.limits.problem_seconds
+        elif event == "problem" and problem == self.current and isinstance(message.get("data"), dict):
+            self.outcome.data[problem] = message["data"]
+        elif event == "problem-failed":
+            self.outcome.data.pop(problem, None)
+            self.outcome.failures[problem] = (
+                f"Grading {problem} could not start: your code reached the limit of {self.limits.processes} "
+                f"processes (does it start processes that never end, such as a fork bomb?).")
+        elif event == "problem-end" and problem == self.current:
+            if problem not in self.outcome.data and problem not in self.outcome.failures:
+                status = message.get("status")
+                said = _describe_status(status) if isinstance(status, int) else "ended without its measurements"
+                self.outcome.failures[problem] = (
+                    f"Grading {problem} stopped: the process running your code {said} while calling it.")
+            self.current = None
+            self.deadline = now + self.limits.problem_seconds
+
+    # -- deadlines and the end ---------------------------------------------------------------------------
 
     def expire(self) -> None:
         """A deadline passed: kill what is running and record why."""
         if self.loaded and self.current is not None:
+            self.outcome.data.pop(self.current, None)
             self.outcome.failures[self.current] = (
                 f"Grading {self.current} did not finish within {self.limits.problem_seconds:g} s: calling it "
                 f"loops or waits forever (check forward and backward for endless loops).")
-            _kill_group(self.child)
-            self.current, self.child = None, None
+            _kill_tree(self.pid)  # the problem's child and all it started; the worker goes on
+            self.current = None
             self.deadline = time.monotonic() + self.limits.problem_seconds
         elif self.loaded:
             self.stop("The process running your code stopped responding between two problems.")
@@ -322,38 +657,71 @@ class _Job:
         for name in self.problems:
             if name not in self.outcome.data:
                 self.outcome.failures.setdefault(name, reason)
+        self.stopped = True
         _kill_group(self.pid)
-        if self.child:
-            _kill_group(self.child)
+        _kill_tree(self.pid, keep_root=False)
         self.deadline = float("inf")
 
-    def finish(self) -> Outcome:
-        """The worker closed its pipe: reap it, clean up, and say why any problem has no data."""
-        _, status = os.waitpid(self.pid, 0)
-        if not self.loaded:
+    def exited(self) -> bool:
+        """Whether the worker has ended. It is not reaped yet: while it is a zombie, its pid and process
+        group id cannot be given to another process, so killing that group stays safe."""
+        try:
+            return os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:
+            return True
+
+    def drain(self) -> None:
+        """Reads what the worker left in its pipes (a bounded amount: a leftover may keep writing)."""
+        for fd in (self.messages, self.printed):
+            total = 0
+            while total < MAX_DRAIN:
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                total += len(chunk)
+                self.feed(chunk) if fd == self.messages else self.keep_output(chunk)
+
+    def finish(self, reaper: _Reaper | None, workers: set[int]) -> Outcome:
+        """The worker has ended: read what it left in the pipes, clear away what it left running, and
+        say why any problem has no data."""
+        self.drain()
+        _kill_group(self.pid)  # stragglers in the worker's group; the worker itself is a zombie
+        try:
+            status = os.waitpid(self.pid, 0)[1]
+        except ChildProcessError:
+            status = 0
+        if not self.loaded and not self.stopped:
             self.stop(f"Your program {_describe_status(status)} while running cell {self.cell + 1}, so nothing "
                       f"after it could be graded.")
         for name in self.problems:
             if name not in self.outcome.data:
                 self.outcome.failures.setdefault(name, f"Grading {name} stopped: the worker {_describe_status(status)}.")
-        _kill_group(self.pid)
+        if reaper is not None:
+            reaper.sweep(workers)
         if self.uid is not None:
             _kill_user(self.uid)
-        self.outcome.output = _read_head(os.path.join(self.workdir, "output.txt"), self.limits.output_bytes)
-        shutil.rmtree(self.workdir, ignore_errors=True)
-        os.close(self.fd)
+        for fd in (self.messages, self.printed, self.control, self.pidfd):
+            if fd is not None:
+                os.close(fd)
+        _remove(self.workdir)
+        text = self.output.decode("utf-8", "replace")
+        self.outcome.output = text + ("\n[... output truncated ...]" if self.output_dropped else "")
         self.outcome.seconds = time.monotonic() - self.started
         return self.outcome
 
 
-def _read_head(path: str, limit: int) -> str:
-    try:
-        with open(path, "rb") as f:
-            data = f.read(limit + 1)
-    except OSError:
-        return ""
-    text = data[:limit].decode("utf-8", "replace")
-    return text + ("\n[... output truncated ...]" if len(data) > limit else "")
+def _remove(folder: str) -> None:
+    """Removes a worker's folder, even where its code took away the permissions."""
+    def allow_and_retry(function, path, _):
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(path), 0o700)
+            os.chmod(path, 0o700)
+            function(path)
+
+    shutil.rmtree(folder, onerror=allow_and_retry)
 
 
 def run_all(tasks: list[tuple[Any, list[str], list[tuple[Any, list]]]], limits: Limits = Limits(),
@@ -361,38 +729,63 @@ def run_all(tasks: list[tuple[Any, list[str], list[tuple[Any, list]]]], limits: 
     """Runs (key, cells, [(problem, encoded cases)]) tasks, `workers` at a time; yields (key, Outcome)
     as each finishes."""
     workers = workers or os.cpu_count() or 1
-    uids, claims = _claim_uids(workers) if os.geteuid() == 0 else ([None] * workers, [])
     baseline = _baseline_memory()
-    free_slots = list(range(workers))
+    uids = _UserIds(workers) if os.geteuid() == 0 else None
+    slots: list[int | None] = list(uids.free) if uids else [None] * workers
+    reaper = _Reaper()
     pending, running = list(tasks), {}
     selector = selectors.DefaultSelector()
+    last_sweep = time.monotonic()
+
+    def close(job: _Job) -> None:
+        for fd in (job.messages, job.printed, job.pidfd):
+            if fd is not None and fd in selector.get_map():
+                selector.unregister(fd)
+
     try:
         while pending or running:
-            while pending and free_slots:
+            while pending and slots:
                 key, cells, jobs = pending.pop(0)
-                slot = free_slots.pop(0)
-                job = _Job(key, cells, jobs, limits, seed, uids[slot], baseline)
+                slot = slots.pop(0)
+                job = _Job(key, cells, jobs, limits, seed, slot, baseline)
                 job.slot = slot
-                running[job.fd] = job
-                selector.register(job.fd, selectors.EVENT_READ, job)
-            timeout = max(0.0, min(j.deadline for j in running.values()) - time.monotonic())
-            for key, _ in selector.select(timeout=min(timeout, 1.0)):
-                job = key.data
-                chunk = os.read(job.fd, 1 << 16)
-                if chunk:
-                    job.feed(chunk)
-                    continue
-                selector.unregister(job.fd)
-                del running[job.fd]
-                free_slots.append(job.slot)
-                yield job.key, job.finish()
+                running[job.pid] = job
+                selector.register(job.messages, selectors.EVENT_READ, (job, "messages"))
+                selector.register(job.printed, selectors.EVENT_READ, (job, "output"))
+                if job.pidfd is not None:
+                    selector.register(job.pidfd, selectors.EVENT_READ, (job, "exit"))
+            now = time.monotonic()
+            wait = min(min(j.deadline for j in running.values()) - now, 1.0)
+            if any(j.pidfd is None for j in running.values()):
+                wait = min(wait, 0.2)  # no pidfd: look for ended workers often
+            for key, _ in selector.select(timeout=max(0.0, wait)):
+                job, kind = key.data
+                if kind == "exit":
+                    selector.unregister(key.fd)
+                elif not job.read(key.fd):
+                    selector.unregister(key.fd)  # end of file; the worker's end is seen through its pid
+            done = [job for job in running.values() if job.exited()]
+            for job in done:
+                close(job)
+                del running[job.pid]
+                slots.append(job.slot)
+                outcome = job.finish(reaper, set(running))
+                yield job.key, outcome
             now = time.monotonic()
             for job in list(running.values()):
                 if now >= job.deadline:
                     job.expire()
+            if now - last_sweep >= 1.0:
+                reaper.sweep(set(running))
+                last_sweep = now
     finally:
-        for job in running.values():
+        for job in list(running.values()):
             job.stop("The grader was interrupted.")
+        for job in list(running.values()):
+            close(job)
+            job.finish(reaper, set())
+        reaper.sweep(set())
+        reaper.close()
+        if uids:
+            uids.close()
         selector.close()
-        for claim in claims:
-            claim.close()
