@@ -251,6 +251,19 @@ def _scale_note(figure) -> str:
             f"of the output, columns entries of the input.")
 
 
+def strip_grader_frames(text: str) -> str:
+    """A traceback without the grader's own frames (their paths and code are no business of students')."""
+    out, skip = [], False
+    for line in text.splitlines():
+        if line.startswith('  File "'):
+            skip = f'"{PACKAGE}' in line or '"/autograder/source/' in line
+        elif not line.startswith("    "):
+            skip = False
+        if not skip:
+            out.append(line)
+    return "\n".join(out)
+
+
 def _md_escape(text: str) -> str:
     return "".join("\\" + c if c in "\\`*_[]<>#|~" else c for c in text)
 
@@ -285,7 +298,7 @@ def render_test(r, fmt: str, pictures: Pictures, graphs_shown: set[str]) -> str:
             "Green: the output; blue: leaf tensors; grey: the operations autograd recorded."
         blocks.append(("figure", (figure.title, images, note)))
     if r.details:
-        blocks.append(("pre", r.details))
+        blocks.append(("pre", strip_grader_frames(r.details)))
     if fmt == "text" and any(f.kind for f in r.figures) and not r.passed:
         blocks.append(("p", "Run check() in your notebook to see the pictures of this failure."))
     return _render(blocks, fmt)
@@ -386,7 +399,7 @@ def summary(assignment, files: list[FileResult], chosen: list, source: dict[str,
     for f in files:
         for cell in f.cell_errors:
             blocks.append(("p", f"{f.name}: cell {cell['index']} raised an error; later cells still ran."))
-            blocks.append(("pre", str(cell["error"])[-MAX_CELL_ERROR:]))
+            blocks.append(("pre", strip_grader_frames(str(cell["error"]))[-MAX_CELL_ERROR:]))
         if f.output.strip():
             text = f.output if len(f.output) <= MAX_PRINTED else f.output[:MAX_PRINTED] + "\n[... cut ...]"
             blocks.append(("p", f"What {f.name} printed while it was graded:"))

@@ -341,3 +341,16 @@ def test_results_document_validates_in_every_format():
         document = results_document(assignment, [FileResult("a.py", "0" * 64, [result])], settings, 1.5)
         jsonschema.validate(document, SCHEMA)
         assert document["tests"][0]["visibility"] == "after_due_date"
+
+
+def test_tracebacks_lose_the_grader_frames():
+    """Does a traceback shown to students keep their own frames and drop the grader's?"""
+    from autograder.gradescope import PACKAGE, strip_grader_frames
+
+    text = (f'Traceback (most recent call last):\n  File "{PACKAGE}/sandbox.py", line 293, in _worker\n'
+            f'    exec(compile(source, name, "exec"), namespace)\n  File "<cell 3>", line 1\n'
+            f'    class MyReLU(Function)\n                          ^\nSyntaxError: expected \':\'')
+    shown = strip_grader_frames(text)
+    assert "sandbox.py" not in shown and "exec(compile" not in shown
+    assert shown.endswith('  File "<cell 3>", line 1\n    class MyReLU(Function)\n                          ^\n'
+                          "SyntaxError: expected ':'")
