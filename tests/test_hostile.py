@@ -1,9 +1,11 @@
 """Does one batch of hostile submissions (tests/hostile/) get graded to the end, each hostile submission
 failing for its own cause, while the right submissions among them keep full marks?
 
-The whole folder and two copies of alice.py are graded in one run of the command line, as root (workers
-under their own user ids) and, where Landlock can stand in for them, again as an ordinary user. Nothing
-here measures time: only the results, the files and the processes left behind are checked.
+The whole folder and two copies of alice.py are graded in one run of the command line as root (workers
+under their own user ids). The hazards whose containment does not rest on user ids are graded again as an
+ordinary user: once with Landlock (which then keeps workers from writing files or signalling the grader)
+and once without it (process groups, the child subreaper and resource limits only). Nothing here measures
+time: only the results, the files and the processes left behind are checked.
 """
 
 import csv
@@ -31,6 +33,21 @@ NOBODY = 65534
 # Graded again as an ordinary user: the hazards whose containment does not rest on the worker's user id.
 AS_USER = ["background", "write_output", "kill_grader", "fork_bomb", "hang_backward", "crash_segfault",
            "exit_os", "print_flood", "patch_autograder", "control_zero_backward", "control_wrong"]
+# ... and without Landlock: nothing that writes files or signals (the worker shares the grader's user id).
+AS_USER_WITHOUT_LANDLOCK = ["background", "fork_bomb", "hang_backward", "crash_segfault", "exit_os", "memory",
+                            "print_flood", "sigterm", "patch_autograder", "control_zero_backward"]
+WITHOUT_LANDLOCK = f"""
+import sys
+from pathlib import Path
+
+from autograder.assignments import find_assignment
+from autograder.batch import grade
+from autograder.sandbox import Limits
+
+limits = Limits(load_seconds={LOAD_SECONDS}, problem_seconds={PROBLEM_SECONDS}, landlock=False)
+grade(find_assignment("custom-functions"), [Path(p) for p in sys.argv[2:]], Path(sys.argv[1]), workers=2,
+      limits=limits, progress=False)
+"""
 
 
 class Batch:
@@ -57,27 +74,30 @@ class Batch:
         return [t for name, t in self.tests(sid).items() if name.startswith(problem + ": ")]
 
 
-def grade(out: Path, cwd: Path, paths: list[Path], user: int | None = None) -> subprocess.CompletedProcess:
+def grade(out: Path, cwd: Path, paths: list[Path], user: int | None = None,
+          landlock: bool = True) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "autograder", "grade", "--assignment", "custom-functions", "--out", str(out),
                "--load-timeout", str(LOAD_SECONDS), "--problem-timeout", str(PROBLEM_SECONDS), "--jobs", "2",
                "--quiet", *map(str, paths)]
+    if not landlock:  # the command line has no switch for it: the same grading, through batch.grade()
+        command = [sys.executable, "-c", WITHOUT_LANDLOCK, str(out), *map(str, paths)]
     if user is not None:  # an ordinary user that may still read an interpreter installed under /root
         command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups",
                    "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search", *command]
     return subprocess.run(command, check=False, cwd=cwd, capture_output=True, text=True, timeout=1800)
 
 
-def can_run_as_user() -> str:
+def can_run_as_user(landlock: bool) -> str:
     if os.geteuid() != 0:
         return "the tests must run as root to grade as another user"
     if not shutil.which("setpriv"):
         return "setpriv is missing"
-    if landlock_abi() < 6:
+    if landlock and landlock_abi() < 6:
         return "without Landlock (ABI 6: signal scoping) an ordinary user's workers could signal the grader"
     return ""
 
 
-@pytest.fixture(scope="module", params=["root", "user"])
+@pytest.fixture(scope="module", params=["root", "user", "user-without-landlock"])
 def batch(request, tmp_path_factory) -> Batch:
     base = tmp_path_factory.mktemp(f"hostile-{request.param}")
     out, cwd = base / "out", base / "cwd"
@@ -89,13 +109,14 @@ def batch(request, tmp_path_factory) -> Batch:
         names = sorted(p.stem for p in HOSTILE.glob("*.py"))
         paths, user = sorted(HOSTILE.glob("*.py")) + [ALICE, ALICE], None
     else:
-        if reason := can_run_as_user():
+        landlock = request.param == "user"
+        if reason := can_run_as_user(landlock):
             pytest.skip(reason)
-        names = AS_USER
-        paths, user = [HOSTILE / f"{n}.py" for n in AS_USER] + [ALICE, ALICE], NOBODY
+        names = AS_USER if landlock else AS_USER_WITHOUT_LANDLOCK
+        paths, user = [HOSTILE / f"{n}.py" for n in names] + [ALICE, ALICE], NOBODY
         for folder in (base, cwd, cwd / "keep"):
             os.chown(folder, NOBODY, NOBODY)
-    run = grade(out, cwd, paths, user)
+    run = grade(out, cwd, paths, user, request.param != "user-without-landlock")
     assert run.returncode == 0, run.stderr[-3000:]
     return Batch(out, cwd, run, names + ["alice", "alice-2"])
 

@@ -1,6 +1,5 @@
 # Not hostile: the same wrong Functions as patch_torch.py, write_output.py and forge_pipe.py, without
 # any tampering. What it scores is what those may score.
-import torch
 from torch.autograd import Function
 
 

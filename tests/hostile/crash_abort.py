@@ -1,5 +1,6 @@
 # Hostile: right everywhere, but Exp.backward calls os.abort() (SIGABRT).
 import os
+
 import torch
 from torch.autograd import Function
 

@@ -1,5 +1,6 @@
 # Hostile: right everywhere, but LinearFunction.backward reads address 0 with ctypes (SIGSEGV).
 import ctypes
+
 import torch
 from torch.autograd import Function
 

@@ -1,5 +1,6 @@
 # Hostile: right everywhere, but KillHead.backward calls os._exit(0).
 import os
+
 import torch
 from torch.autograd import Function
 

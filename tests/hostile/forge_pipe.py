@@ -4,7 +4,6 @@ import json
 import os
 import stat
 
-import torch
 from torch.autograd import Function
 
 from autograder.assignments import find_assignment
