@@ -1,0 +1,179 @@
+"""Where the batch grader's time goes: `python -m tools.bench --overhead`.
+
+Measures, on this machine and at its present load (printed):
+- the grader's start (a whole `grade` run of one empty submission, and its parts: import torch, warm up);
+- a fork of the warmed grader (a worker, or a per-problem child, costs about one);
+- the marginal cost of one more submission with one worker, for an empty one (import torch only: the
+  sandbox's fixed cost) and for a right one (examples/custom-functions/alice.py: fixed cost + checks);
+- in one process, without the sandbox, for alice and bob: running the cells, probing each problem (and
+  how much of that is PyTorch's own gradcheck messages and the probe's guard against patching), the JSON
+  round trip, judging, and the feedback page.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = str(ROOT / ".venv" / "bin" / "python")
+ASSIGNMENT = "custom-functions"
+EXAMPLES = ROOT / "examples" / ASSIGNMENT
+
+
+def _grade(folder: Path, jobs: int) -> tuple[float, float]:
+    """Wall and CPU seconds of one `grade` run over a folder."""
+    out = Path(tempfile.mkdtemp(prefix="overhead-out-"))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run([PY, "-m", "autograder", "grade", "--assignment", ASSIGNMENT, "--out", str(out), "--force",
+                    "--quiet", "--jobs", str(jobs), str(folder)], cwd=ROOT, check=True,
+                   env=dict(os.environ, PYTHONHASHSEED="0"))
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(["rm", "-rf", str(out)], check=False)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _class(folder: Path, source: str, count: int) -> Path:
+    folder.mkdir(parents=True)
+    for i in range(count):
+        (folder / f"s{i:03d}.py").write_text(f"{source}\n# copy {i}\n")
+    return folder
+
+
+def marginal(k: int = 8) -> None:
+    """(run of 2k submissions - run of k) / k, for an empty and a right submission, one worker."""
+    work = Path(tempfile.mkdtemp(prefix="overhead-"))
+    alice = (EXAMPLES / "alice.py").read_text()
+    one = _grade(_class(work / "one", "import torch", 1), 1)
+    print(f"a whole `grade` run of one empty submission: {one[0]:.2f} s wall, {one[1]:.2f} s CPU "
+          f"(start-up, warm-up, one submission, exit)")
+    for name, source in (("empty (import torch only)", "import torch"), ("right (alice.py)", alice)):
+        small = _grade(_class(work / f"{name[:5]}-{k}", source, k), 1)
+        large = _grade(_class(work / f"{name[:5]}-{2 * k}", source, 2 * k), 1)
+        print(f"one more submission, one worker, {name}: {(large[0] - small[0]) / k * 1e3:.0f} ms wall, "
+              f"{(large[1] - small[1]) / k * 1e3:.0f} ms CPU  (runs of {k} and {2 * k}: {small[0]:.2f} s, "
+              f"{large[0]:.2f} s wall)")
+    subprocess.run(["rm", "-rf", str(work)], check=False)
+
+
+def in_process() -> None:
+    t0 = time.perf_counter()
+    import torch  # noqa: F401
+
+    t1 = time.perf_counter()
+    from autograder.assignments import find_assignment
+    from autograder.cli import warm_up
+
+    assignment = find_assignment(ASSIGNMENT)
+    warm_up(assignment, 0)
+    t2 = time.perf_counter()
+    print(f"in the grader: import torch {t1 - t0:.2f} s, the rest of the warm-up {t2 - t1:.2f} s")
+
+    forks = []
+    for _ in range(30):
+        t = time.perf_counter()
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+        forks.append(time.perf_counter() - t)
+    status = Path("/proc/self/status").read_text().splitlines()
+    rss = next(int(line.split()[1]) for line in status if line.startswith("VmRSS"))
+    print(f"fork + exit + wait of the warmed grader ({rss // 1024} MiB resident): median "
+          f"{statistics.median(forks) * 1e3:.1f} ms; a submission costs 1 worker + 1 child per problem "
+          f"({len(assignment.problems)}) = {1 + len(assignment.problems)} forks, plus the clean-up")
+
+    from autograder import probe as probing
+    from autograder.batch import verdicts_for
+    from autograder.judge import encoded_cases
+    from autograder.render import feedback_page
+    from autograder.sandbox import Outcome
+
+    if hasattr(probing, "Snapshot") and hasattr(probing, "activate"):
+        probing.activate(probing.Snapshot())  # as in a worker
+    cases = {p.name: encoded_cases(p, 0) for p in assignment.problems}
+    for who in ("alice", "bob"):
+        source = (EXAMPLES / f"{who}.py").read_text()
+        cpu = time.process_time
+        t = cpu()
+        namespace = {"__name__": "__main__"}
+        exec(compile(source, f"{who}.py", "exec"), namespace)  # noqa: S102 - our own example
+        cells = cpu() - t
+        for p in assignment.problems:  # first calls out of the way
+            probing.probe(p, namespace, cases[p.name], 0)
+        outcome, probes, wire = Outcome(), {}, 0.0
+        for p in assignment.problems:
+            t = cpu()
+            data = probing.probe(p, namespace, cases[p.name], 0)
+            probes[p.name] = cpu() - t
+            t = cpu()
+            outcome.data[p.name] = json.loads(json.dumps(data))
+            wire += cpu() - t
+        checks = 0.0
+        for p in assignment.problems:
+            obj = namespace[p.lookup]
+            t = cpu()
+            try:
+                probing.torch_checks(p, obj, cases[p.name][0], 0)
+            except TypeError:
+                probing.torch_checks(p, obj, cases[p.name][0])
+            checks += cpu() - t
+        guard_note = ""
+        if hasattr(probing, "guard"):
+            profile = cProfile.Profile()
+            profile.enable()
+            for p in assignment.problems:
+                probing.probe(p, namespace, cases[p.name], 0)
+            profile.disable()
+            calls = sum(v[1] for k, v in _stats(profile).items() if k[2] == "guard")
+            t = cpu()
+            for _ in range(200):
+                probing.guard()
+            per = (cpu() - t) / 200
+            guard_note = f"; guard(): {calls} calls x {per * 1e3:.2f} ms = {calls * per * 1e3:.0f} ms"
+        t = cpu()
+        results = verdicts_for(assignment, outcome, 0)
+        judging = cpu() - t
+        t = cpu()
+        feedback_page(who, assignment.name, results, [], "")
+        first = cpu() - t
+        t = cpu()
+        feedback_page(who, assignment.name, results, [], "")
+        again = cpu() - t
+        total = sum(probes.values())
+        print(f"{who} ({sum(not r.passed for r in results)} checks failed), CPU in one process: cells "
+              f"{cells * 1e3:.0f} ms; probes {total * 1e3:.0f} ms ("
+              + ", ".join(f"{n} {s * 1e3:.0f}" for n, s in probes.items())
+              + f"; of which PyTorch's gradcheck messages {checks * 1e3:.0f} ms{guard_note}); JSON "
+              f"{wire * 1e3:.0f} ms; judging {judging * 1e3:.0f} ms; feedback page {first * 1e3:.0f} ms "
+              f"(again, graphs cached: {again * 1e3:.0f} ms)")
+
+
+def _stats(profile: cProfile.Profile) -> dict:
+    import pstats
+
+    return pstats.Stats(profile).stats
+
+
+def main() -> int:
+    load = os.getloadavg()
+    print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} cores)")
+    marginal()
+    in_process()
+    load = os.getloadavg()
+    print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
