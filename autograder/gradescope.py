@@ -127,7 +127,7 @@ RUN_AUTOGRADER = r"""#!/usr/bin/env bash
 set -u
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
 PYTHON="${AUTOGRADER_PYTHON:-/opt/autograd-course/venv/bin/python}"
-cd "$ROOT"
+cd "$ROOT" || exit 1
 export PYTHONPATH="$ROOT/source" PYTHONHASHSEED=0 PYTHONDONTWRITEBYTECODE=1
 exec "$PYTHON" -m autograder.gradescope run --root "$ROOT"
 """
@@ -567,7 +567,9 @@ def check(root: Path) -> int:
 
     settings, assignment = prepare(root)
     import graphviz  # noqa: F401
+    import matplotlib.pyplot  # noqa: F401 - builds matplotlib's font cache into the image, once
     import torch
+    import torchviz  # noqa: F401
 
     png = graph_png({"nodes": [["n0", "x", "leaf"], ["n1", "ExpBackward0", "op"]], "edges": [["n0", "n1"]]})
     assert png.startswith(b"\x89PNG"), "Graphviz did not draw a PNG"
