@@ -431,7 +431,10 @@ def results_document(assignment, files: list[FileResult], settings: Settings, se
     tests = []
     numbers = {p.name: i for i, p in enumerate(assignment.problems, 1)}
     counters: dict[str, int] = {}
-    for r in chosen:
+    # Tests students may see are drawn first, so the picture budget goes to them before hidden ones.
+    outputs = {i: render_test(chosen[i], fmt, pictures, graphs_shown)
+               for i in sorted(range(len(chosen)), key=lambda i: chosen[i].hidden)}
+    for i, r in enumerate(chosen):
         counters[r.problem] = counters.get(r.problem, 0) + 1
         tests.append({
             "name": r.name,
@@ -439,7 +442,7 @@ def results_document(assignment, files: list[FileResult], settings: Settings, se
             "score": r.score,
             "max_score": r.max_score,
             "status": "passed" if r.passed else "failed",
-            "output": render_test(r, fmt, pictures, graphs_shown),
+            "output": outputs[i],
             "output_format": fmt,
             "visibility": settings.hidden_visibility if r.hidden else settings.visibility,
             "tags": [r.problem],

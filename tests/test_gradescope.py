@@ -354,3 +354,21 @@ def test_tracebacks_lose_the_grader_frames():
     assert "sandbox.py" not in shown and "exec(compile" not in shown
     assert shown.endswith('  File "<cell 3>", line 1\n    class MyReLU(Function)\n                          ^\n'
                           "SyntaxError: expected ':'")
+
+
+def test_picture_budget_goes_to_visible_tests_first():
+    """When pictures run short, do the tests students may see keep theirs before hidden tests do?"""
+    from autograder.assignments import find_assignment
+    from autograder.gradescope import FileResult
+
+    hidden, shown = failed_result(), failed_result()
+    for r, check in ((hidden, "gradient"), (shown, "gradcheck")):
+        r.problem, r.check, r.figures = "Something", check, r.figures[:1]  # heat maps only
+    hidden.hidden = True
+    probe = Pictures(10**6)
+    render_test(shown, "html", probe, set())
+    settings = Settings("gradcheck", picture_bytes=10**6 - probe.left)  # room for one test's pictures
+    document = results_document(find_assignment("gradcheck"), [FileResult("a.py", "", [hidden, shown])], settings, 1)
+    first, second = document["tests"]
+    assert first["visibility"] == "hidden" and "picture left out" in first["output"]
+    assert second["visibility"] == "visible" and second["output"].count("<img") == 3
