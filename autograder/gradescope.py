@@ -285,14 +285,12 @@ def render_test(r, fmt: str, pictures: Pictures, graphs_shown: set[str]) -> str:
     blocks: list[tuple[str, object]] = [("p", lead)]
     if not r.passed and asks:
         blocks.append(("p", f"This check asks that {asks}."))
-    for figure in r.figures if not r.passed else []:
+    for figure in r.figures if not r.passed and fmt != "text" else []:
         if figure.kind == "graphs":
             if r.problem in graphs_shown:
                 blocks.append(("p", f"(The graphs of {r.problem}'s backward are shown under an earlier check.)"))
                 continue
             graphs_shown.add(r.problem)
-        if fmt == "text":
-            continue
         images = figure_images(figure, pictures)
         note = _scale_note(figure) if figure.kind == "heatmaps" else \
             "Green: the output; blue: leaf tensors; grey: the operations autograd recorded."
