@@ -1,5 +1,5 @@
 # Hostile: wrong Functions; at import it writes forged grading messages (the reference's own numbers for
-# every problem) into every pipe it holds, plus lines meant to choke the grader's parser.
+# every problem) into every pipe it holds, plus lines meant to choke the grader's parser or keep it busy.
 import json
 import os
 import stat
@@ -18,6 +18,8 @@ for problem in find_assignment("custom-functions").problems:
                {"event": "problem", "problem": problem.name, "data": data},
                {"event": "problem-end", "problem": problem.name, "status": "not a number"}]
 lines = [json.dumps({"event": "loaded"})] + [json.dumps(m) for m in forged]
+lines += [json.dumps({"event": "loaded"})] * 50000  # each one would have the grader look for leftovers
+lines += [json.dumps({"event": "problem-start", "problem": "KillHead", "pid": 1})]  # a pid the grader must not kill
 lines += ["[" * 200000 + "]" * 200000, '{"event": "cell-error", "index": "x", "error": 1}', "{" * 1000,
           json.dumps({"event": "problem", "problem": "MyReLU", "data": {"defined": True, "kind": "Function",
                                                                         "cases": []}})]
