@@ -62,6 +62,7 @@ html_theme_options = {
     "show_toc_level": 2,
     "launch_buttons": {"binderhub_url": BINDER, "colab_url": COLAB, "notebook_interface": "jupyterlab"},
     "navigation_with_keys": False,
+    "navbar_persistent": [],  # the sidebar has the search field: no header bar above the page
 }
 
 copybutton_prompt_text = r">>> |\.\.\. |\$ "

@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "build" / "site"
 SCREENSHOTS = ROOT / "build" / "site-screenshots"
 LESSONS = [path.stem for path in build_site.lessons(ROOT / "solutions")]
+PAGES = sorted(path.stem for path in (ROOT / "site").glob("*.md") if path.stem != "index")  # instructors, ...
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 TIMEOUT_MS = 60_000  # generous: CI machines are small and MathJax typesets whole lessons
@@ -151,7 +152,7 @@ def test_there_are_lessons_to_show():
     assert LESSONS, "solutions/ has no NN-slug.ipynb lesson"
 
 
-@pytest.mark.parametrize("name", ["index", *LESSONS, "instructors"])
+@pytest.mark.parametrize("name", ["index", *LESSONS, *PAGES])
 def test_page_loads_offline_without_errors(page, site, name):
     """Does the page load with no console error, no broken resource and no request off this machine?"""
     tab = page.open(f"{name}.html")

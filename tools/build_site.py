@@ -71,26 +71,6 @@ def notebook_errors(nb) -> list[str]:
     return problems
 
 
-def title_and_summary(nb) -> tuple[str, str]:
-    """The lesson's `# ` title and the first sentence of the paragraph after it."""
-    for cell in nb.cells:
-        if cell.cell_type != "markdown":
-            continue
-        lines = cell.source.splitlines()
-        for i, line in enumerate(lines):
-            if line.startswith("# "):
-                paragraph = []
-                for rest in lines[i + 1:]:
-                    if rest.strip():
-                        paragraph.append(rest.strip())
-                    elif paragraph:
-                        break
-                text = " ".join(paragraph)
-                sentence = re.match(r"(.+?[.!?])(\s|$)", text)
-                return line[2:].strip(), (sentence.group(1) if sentence else text)
-    return "", ""
-
-
 def collapse_markdown_solutions(source: str) -> str:
     """Each solution region of a markdown cell becomes a toggle labelled "Show solution"."""
     out, inside = [], False
@@ -175,11 +155,29 @@ def site_notebook(path: Path, with_solutions: bool):
 
 
 def lessons_list(paths: list[Path]) -> str:
-    items = []
-    for path in paths:
-        _, summary = title_and_summary(nbformat.read(path, as_version=4))
-        items.append(f"1. {{doc}}`/{path.stem}`" + (f": {summary}" if summary else ""))
-    return "\n".join(items) + "\n"
+    """The home page's list of lessons: each title (the page's own), linked."""
+    return "".join(f"- {{doc}}`/{path.stem}`\n" for path in paths)
+
+
+AUTOGRADER_TABLE = r"""
+from autograder.assignments import ASSIGNMENTS
+for a in ASSIGNMENTS.values():
+    print(f"`{a.name}`, lesson {a.lesson}, {a.max_score:g} points\n")
+    for p in a.problems:
+        summary = "".join("\\" + c if c in "|*_`<>[]" else c for c in p.summary)  # literal text
+        twice = " Also checked with `gradgradcheck`." if p.double_backward else ""
+        print(f"- `{p.name}` ({p.max_score:g} points): {summary}.{twice}")
+    print()
+"""
+
+
+def autograder_table() -> str:
+    """The graded problems, as the autograder itself lists them, as a table for the instructors' page."""
+    run = subprocess.run([sys.executable, "-c", AUTOGRADER_TABLE], cwd=ROOT, capture_output=True,
+                         text=True, check=False)
+    if run.returncode != 0 or not run.stdout.strip():
+        raise BuildError(f"could not list the autograder's problems for the instructors' page:\n{run.stderr}")
+    return run.stdout
 
 
 def write_if_changed(path: Path, data: bytes) -> None:
@@ -244,6 +242,7 @@ def stage(src: Path, build: Path, solutions: Path, course: Path, with_solutions:
         files[Path(path.name)] = nbformat.writes(site_notebook(path, with_solutions)).encode()
         files[Path("_student") / path.name] = (course / path.name).read_bytes()
     files[Path("_generated/lessons.md")] = lessons_list(shown).encode()
+    files[Path("_generated/problems.md")] = autograder_table().encode()
     files[Path("_generated/edition.md")] = (EDITION_SOLUTIONS if with_solutions else EDITION_STUDENT).encode()
 
     static_mathjax = Path("_static/mathjax")
