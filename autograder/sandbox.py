@@ -61,7 +61,7 @@ class Limits:
     load_seconds: float = 60.0  # running all cells
     problem_seconds: float = 20.0  # probing one problem
     memory_bytes: int = 3 * 1024**3  # address space on top of what the grader already maps
-    processes: int = 64  # processes and threads of the worker's user id (on top of those running, if not root)
+    processes: int = 64  # processes and threads of the worker's user id (not root: on top of those running)
     file_bytes: int = 16 * 1024**2  # largest file a worker may write
     output_bytes: int = 64 * 1024  # printed output kept for the feedback
     # Keep CAP_DAC_READ_SEARCH after dropping to the worker uid (an interpreter under /root still imports).
@@ -112,7 +112,8 @@ class _CappedWriter:
 
 # -- Linux specifics: prctl, capabilities, Landlock ------------------------------------------------------
 
-PR_SET_PDEATHSIG, PR_SET_KEEPCAPS, PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 8, 36, 37, 38
+PR_SET_PDEATHSIG, PR_SET_KEEPCAPS, PR_SET_NO_NEW_PRIVS = 1, 8, 38
+PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER = 36, 37
 CAP_DAC_READ_SEARCH, CAPABILITY_VERSION_3 = 2, 0x20080522
 _LIBC: list = []
 
@@ -182,14 +183,16 @@ def _landlock(workdir: str) -> int:
             fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             try:
                 rule = ctypes.create_string_buffer(struct.pack("=Qi", rights, fd), 12)
-                if libc.syscall(ctypes.c_long(_SYS_LANDLOCK_ADD_RULE), ctypes.c_int(ruleset), ctypes.c_int(1), rule,
-                                ctypes.c_uint32(0)) < 0:
+                added = libc.syscall(ctypes.c_long(_SYS_LANDLOCK_ADD_RULE), ctypes.c_int(ruleset),
+                                     ctypes.c_int(1), rule, ctypes.c_uint32(0))
+                if added < 0:
                     return 0
             finally:
                 os.close(fd)
         if _prctl(PR_SET_NO_NEW_PRIVS, 1) != 0:
             return 0
-        if libc.syscall(ctypes.c_long(_SYS_LANDLOCK_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
+        if libc.syscall(ctypes.c_long(_SYS_LANDLOCK_RESTRICT_SELF), ctypes.c_int(ruleset),
+                        ctypes.c_uint32(0)) < 0:
             return 0
         return abi
     finally:
@@ -269,18 +272,22 @@ def _reap_children() -> None:
             time.sleep(0.01)
 
 
-def _fork_child() -> int | None:
-    """fork(), retried for a while if the process limit is reached; None if it stays reached."""
-    for attempt in range(50):
+def _fork_child(patience: float) -> int | None:
+    """fork(), retried for `patience` seconds if the process limit is reached (without root, other
+    workers' processes count too); None if it stays reached."""
+    give_up = time.monotonic() + patience
+    while True:
         try:
             return _fork()
         except BlockingIOError:
+            if time.monotonic() >= give_up:
+                return None
             _reap_children()
             time.sleep(0.1)
-    return None
 
 
-def _worker(fd: int, control: int, cells: list[str], jobs: list[tuple[Any, list]], seed: int) -> None:
+def _worker(fd: int, control: int, cells: list[str], jobs: list[tuple[Any, list]], seed: int,
+            patience: float) -> None:
     """The worker's whole life: run the cells, then probe each problem in a child of its own."""
     me, exec_, compile_, format_exception = _getpid(), exec, compile, traceback.format_exception
     snapshot = _probing.Snapshot()  # the grader as it is before the submission runs
@@ -297,7 +304,8 @@ def _worker(fd: int, control: int, cells: list[str], jobs: list[tuple[Any, list]
             _exit(0)
         if error is not None:
             text = "".join(format_exception(type(error), error, error.__traceback__))
-            _send(fd, {"event": "cell-error", "index": index, "type": type(error).__name__, "error": text[-4000:]})
+            _send(fd, {"event": "cell-error", "index": index, "type": type(error).__name__,
+                       "error": text[-4000:]})
             del error
     restore()
     activate(snapshot)
@@ -311,7 +319,7 @@ def _worker(fd: int, control: int, cells: list[str], jobs: list[tuple[Any, list]
         signal.setitimer(timer, 0)
     _reap_children()
     for problem, cases in jobs:
-        pid = _fork_child()
+        pid = _fork_child(patience)
         if pid is None:
             _send(fd, {"event": "problem-failed", "problem": problem.name, "reason": "processes"})
             continue
@@ -476,7 +484,8 @@ class _UserIds:
         for uid in range(UID_BASE, UID_BASE + UID_COUNT):
             if len(self.fds) == count:
                 break
-            fd = os.open(os.path.join(folder, str(uid)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+            flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+            fd = os.open(os.path.join(folder, str(uid)), flags, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
@@ -497,7 +506,8 @@ class _UserIds:
                 continue
             if stat.S_ISDIR(info.st_mode) and info.st_uid == 0 and not info.st_mode & 0o022:
                 return folder  # only root can create or replace lock files in it
-        raise RuntimeError(f"cannot make a private lock folder for worker user ids (tried {', '.join(UID_LOCKS)})")
+        raise RuntimeError(f"cannot make a private lock folder for worker user ids (tried "
+                           f"{', '.join(UID_LOCKS)})")
 
     def close(self) -> None:
         for fd in self.fds.values():
@@ -515,7 +525,8 @@ class _Job:
         self.outcome = Outcome()
         self.started = time.monotonic()
         self.deadline = self.started + limits.load_seconds
-        self.cell, self.loaded, self.current, self.stopped, self.cleared = -1, False, None, False, float("-inf")
+        self.cell, self.loaded, self.current, self.stopped = -1, False, None, False
+        self.cleared = float("-inf")  # when leftovers were last looked for
         self.buffer, self.skipping = bytearray(), False
         self.output, self.output_dropped = bytearray(), False
         self.workdir = tempfile.mkdtemp(prefix="autograder-")
@@ -530,9 +541,9 @@ class _Job:
         pid = os.fork()
         if pid == 0:  # the worker: never returns into the grader's code
             try:
-                _close_except({messages_w, output_w, control_r})  # other workers' pipes are none of its business
+                _close_except({messages_w, output_w, control_r})  # other workers' pipes are not its business
                 _confine(uid, self.workdir, limits, baseline, grader, output_w, cpu)
-                _worker(messages_w, control_r, cells, jobs, seed)
+                _worker(messages_w, control_r, cells, jobs, seed, 0.5 * limits.problem_seconds)
             except BaseException:  # noqa: BLE001
                 pass
             os._exit(0)
@@ -600,7 +611,8 @@ class _Job:
         if event == "cell":
             self.cell = int(message["index"])
         elif event == "cell-error" and len(self.outcome.cell_errors) < MAX_CELL_ERRORS:
-            self.outcome.cell_errors.append({"index": int(message["index"]) + 1, "type": str(message.get("type"))[:100],
+            self.outcome.cell_errors.append({"index": int(message["index"]) + 1,
+                                             "type": str(message.get("type"))[:100],
                                              "error": str(message["error"])[-4000:]})
         elif event == "loaded" and not self.stopped:
             # Everything about problems said before this is void: code that ran at import wrote it.
@@ -630,7 +642,8 @@ class _Job:
         elif event == "problem-end" and problem == self.current:
             if problem not in self.outcome.data and problem not in self.outcome.failures:
                 status = message.get("status")
-                said = _describe_status(status) if isinstance(status, int) else "ended without its measurements"
+                said = (_describe_status(status) if isinstance(status, int)
+                        else "ended without its measurements")
                 self.outcome.failures[problem] = (
                     f"Grading {problem} stopped: the process running your code {said} while calling it.")
             self.current = None

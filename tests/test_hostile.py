@@ -31,8 +31,9 @@ LOAD_SECONDS, PROBLEM_SECONDS = 20, 10
 PROBLEMS = ["KillHead", "MyReLU", "Exp", "LinearFunction"]
 NOBODY = 65534
 # Graded again as an ordinary user: the hazards whose containment does not rest on the worker's user id.
-AS_USER = ["background", "write_output", "kill_grader", "fork_bomb", "hang_backward", "crash_segfault",
-           "exit_os", "print_flood", "patch_autograder", "control_zero_backward", "control_wrong"]
+AS_USER = ["background", "write_output", "kill_grader", "fork_bomb", "fork_once", "hang_backward",
+           "crash_segfault", "exit_os", "print_flood", "patch_autograder", "control_zero_backward",
+           "control_wrong"]
 # ... and without Landlock: nothing that writes files or signals (the worker shares the grader's user id).
 AS_USER_WITHOUT_LANDLOCK = ["background", "fork_bomb", "hang_backward", "crash_segfault", "exit_os", "memory",
                             "print_flood", "sigterm", "patch_autograder", "control_zero_backward"]
@@ -76,9 +77,9 @@ class Batch:
 
 def grade(out: Path, cwd: Path, paths: list[Path], user: int | None = None,
           landlock: bool = True) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "autograder", "grade", "--assignment", "custom-functions", "--out", str(out),
-               "--load-timeout", str(LOAD_SECONDS), "--problem-timeout", str(PROBLEM_SECONDS), "--jobs", "2",
-               "--quiet", *map(str, paths)]
+    command = [sys.executable, "-m", "autograder", "grade", "--assignment", "custom-functions",
+               "--out", str(out), "--load-timeout", str(LOAD_SECONDS), "--problem-timeout", str(PROBLEM_SECONDS),
+               "--jobs", "2", "--quiet", *map(str, paths)]
     if not landlock:  # the command line has no switch for it: the same grading, through batch.grade()
         command = [sys.executable, "-c", WITHOUT_LANDLOCK, str(out), *map(str, paths)]
     if user is not None:  # an ordinary user that may still read an interpreter installed under /root
@@ -205,7 +206,8 @@ def test_ignoring_sigterm_does_not_keep_a_submission_alive(batch):
 def test_hang_in_one_backward_costs_only_that_problem(batch):
     """Does an endless loop inside MyReLU.backward fail MyReLU alone, naming the problem timeout, while
     the other problems keep full marks?"""
-    assert_all_failed(batch, "hang_backward", f"did not finish within {PROBLEM_SECONDS} s", problems=["MyReLU"])
+    assert_all_failed(batch, "hang_backward", f"did not finish within {PROBLEM_SECONDS} s",
+                      problems=["MyReLU"])
     assert_full_marks(batch, "hang_backward", problems=["KillHead", "Exp", "LinearFunction"])
 
 
@@ -229,6 +231,12 @@ def test_exit_in_one_backward_costs_only_that_problem(batch):
 
 
 # -- exhausting resources ------------------------------------------------------------------------------
+
+def test_forking_once_at_import_costs_nothing(batch):
+    """Does a right submission that forks at import, both processes running on as if each were the
+    worker, keep full marks (only the worker reports)?"""
+    assert_full_marks(batch, "fork_once")
+
 
 def test_fork_bomb_is_stopped_by_the_process_limit(batch):
     """Does a fork bomb at import run into the process limit, fail every problem naming that limit, and

@@ -36,8 +36,9 @@ def make_class(folder: Path, release: Path) -> list[str]:
 
 
 def command(out: Path, submissions: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "autograder", "grade", "--assignment", "custom-functions", "--out", str(out),
-            "--jobs", "1", "--load-timeout", "900", "--problem-timeout", "120", *extra, str(submissions)]
+    return [sys.executable, "-m", "autograder", "grade", "--assignment", "custom-functions",
+            "--out", str(out), "--jobs", "1", "--load-timeout", "900", "--problem-timeout", "120", *extra,
+            str(submissions)]
 
 
 def grade(out: Path, submissions: Path, *extra: str) -> None:
@@ -130,7 +131,8 @@ def test_resumed_files_equal_an_uninterrupted_run_byte_for_byte(runs):
     resumed, uninterrupted = runs["resumed"], runs["uninterrupted"]
     for sid in runs["ids"]:
         for name in FILES:
-            assert (resumed / sid / name).read_bytes() == (uninterrupted / sid / name).read_bytes(), (sid, name)
+            same = (resumed / sid / name).read_bytes() == (uninterrupted / sid / name).read_bytes()
+            assert same, (sid, name)
     assert (resumed / "grades.csv").read_bytes() == (uninterrupted / "grades.csv").read_bytes()
     listing = sorted(str(p.relative_to(resumed)) for p in resumed.rglob("*"))
     assert listing == sorted(str(p.relative_to(uninterrupted)) for p in uninterrupted.rglob("*"))
@@ -143,4 +145,5 @@ def test_force_grades_everything_again(runs):
     assert all(forced[name][0] != before[name][0] for name in before)
     for sid in runs["ids"]:
         for name in FILES:
-            assert (runs["resumed"] / sid / name).read_bytes() == (runs["uninterrupted"] / sid / name).read_bytes()
+            assert (runs["resumed"] / sid / name).read_bytes() == \
+                (runs["uninterrupted"] / sid / name).read_bytes(), (sid, name)
