@@ -3,8 +3,9 @@
 Measures, on this machine and at its present load (printed):
 - the grader's start (a whole `grade` run of one empty submission, and its parts: import torch, warm up);
 - a fork of the warmed grader (a worker, or a per-problem child, costs about one);
-- the marginal cost of one more submission with one worker, for an empty one (import torch only: the
-  sandbox's fixed cost) and for a right one (examples/custom-functions/alice.py: fixed cost + checks);
+- the CPU and wall time of one submission in the sandbox (worker, its per-problem children, clean-up),
+  for an empty one (import torch only: the sandbox's fixed cost), a right one (alice.py: fixed cost +
+  checks) and a wrong one (bob.py);
 - in one process, without the sandbox, for alice and bob: running the cells, probing each problem (and
   how much of that is PyTorch's own gradcheck messages and the probe's guard against patching), the JSON
   round trip, judging, and the feedback page.
@@ -43,27 +44,36 @@ def _grade(folder: Path, jobs: int) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def _class(folder: Path, source: str, count: int) -> Path:
-    folder.mkdir(parents=True)
-    for i in range(count):
-        (folder / f"s{i:03d}.py").write_text(f"{source}\n# copy {i}\n")
-    return folder
-
-
-def marginal(k: int = 8) -> None:
-    """(run of 2k submissions - run of k) / k, for an empty and a right submission, one worker."""
+def startup() -> None:
     work = Path(tempfile.mkdtemp(prefix="overhead-"))
-    alice = (EXAMPLES / "alice.py").read_text()
-    one = _grade(_class(work / "one", "import torch", 1), 1)
-    print(f"a whole `grade` run of one empty submission: {one[0]:.2f} s wall, {one[1]:.2f} s CPU "
-          f"(start-up, warm-up, one submission, exit)")
-    for name, source in (("empty (import torch only)", "import torch"), ("right (alice.py)", alice)):
-        small = _grade(_class(work / f"{name[:5]}-{k}", source, k), 1)
-        large = _grade(_class(work / f"{name[:5]}-{2 * k}", source, 2 * k), 1)
-        print(f"one more submission, one worker, {name}: {(large[0] - small[0]) / k * 1e3:.0f} ms wall, "
-              f"{(large[1] - small[1]) / k * 1e3:.0f} ms CPU  (runs of {k} and {2 * k}: {small[0]:.2f} s, "
-              f"{large[0]:.2f} s wall)")
+    (work / "empty.py").write_text("import torch\n")
+    wall, cpu = _grade(work, 1)
+    print(f"a whole `grade` run of one empty submission: {wall:.2f} s wall, {cpu:.2f} s CPU (start-up, "
+          f"warm-up, one submission, exit)")
     subprocess.run(["rm", "-rf", str(work)], check=False)
+
+
+def per_submission(assignment, k: int = 12) -> None:
+    """The CPU each submission's sandbox costs (its worker, the worker's children and the clean-up), read
+    from RUSAGE_CHILDREN as each one finishes, one worker at a time; and its wall time."""
+    from autograder.judge import encoded_cases
+    from autograder.sandbox import Limits, run_all
+
+    jobs = [(p, encoded_cases(p, 0)) for p in assignment.problems]
+    for name, source in (("empty (import torch only)", "import torch"),
+                         ("right (alice.py)", (EXAMPLES / "alice.py").read_text()),
+                         ("wrong (bob.py)", (EXAMPLES / "bob.py").read_text())):
+        tasks = [(i, [source], jobs) for i in range(k)]
+        cpu, wall = [], []
+        last = resource.getrusage(resource.RUSAGE_CHILDREN)
+        for _, outcome in run_all(tasks, Limits(), 1, 0):
+            now = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append((now.ru_utime - last.ru_utime) + (now.ru_stime - last.ru_stime))
+            wall.append(outcome.seconds)
+            last = now
+        print(f"one submission in the sandbox, {name}: median {statistics.median(cpu) * 1e3:.0f} ms CPU "
+              f"(min {min(cpu) * 1e3:.0f}), {statistics.median(wall) * 1e3:.0f} ms wall (min {min(wall) * 1e3:.0f}); "
+              f"{k} submissions, one worker")
 
 
 def in_process() -> None:
@@ -78,6 +88,7 @@ def in_process() -> None:
     warm_up(assignment, 0)
     t2 = time.perf_counter()
     print(f"in the grader: import torch {t1 - t0:.2f} s, the rest of the warm-up {t2 - t1:.2f} s")
+    per_submission(assignment)
 
     forks = []
     for _ in range(30):
@@ -168,7 +179,7 @@ def _stats(profile: cProfile.Profile) -> dict:
 def main() -> int:
     load = os.getloadavg()
     print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} cores)")
-    marginal()
+    startup()
     in_process()
     load = os.getloadavg()
     print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
