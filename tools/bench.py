@@ -9,8 +9,10 @@
    that problem's points), `nbgrader generate_assignment`, and N submitted notebooks made from the
    release version: mostly right, some wrong in different ways, some raising, a few slow. Each
    submission is designed to pass or fail each problem, which gives a third opinion on every verdict.
-3. Times `nbgrader autograde` (its kernel is the bench venv's Python) and `python -m autograder grade
-   --force --quiet` on the same notebooks, one after the other.
+3. Times `python -m autograder grade --force --quiet`, then `nbgrader autograde` (one kernel per notebook,
+   the bench venv's Python), then our grader again, on the same notebooks: our time is the mean of the
+   runs before and after nbgrader's, so a change of load during the run falls on both tools alike.
+   Wall and CPU time (of all the processes each tool started) are both reported.
 4. Maps both to pass/fail per (student, problem): ours passes a problem when all its checks pass;
    nbgrader's when its hidden test cell scores full points. The hidden tests ask the same questions as
    our checks (forward equals the reference in shape, dtype float64 and value; backward returns one
@@ -19,7 +21,8 @@
 5. Prints wall times, per-submission times, the ratio and the agreement, and ends with the line
    `speedup vs nbgrader: <ratio>x, verdicts identical: yes|no`.
 
-Timings are wall clock on a shared machine: the load average is printed before and after.
+Timings are wall clock on a shared machine: the load average is printed before, between and after.
+`--overhead` measures only where our grader's time goes (tools/bench_overhead.py), without nbgrader.
 """
 
 from __future__ import annotations
