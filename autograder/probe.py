@@ -300,7 +300,7 @@ def probe(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int = 
         data["cases"] = [measure_case(problem, obj, case, seed + i, recorded)
                          for i, case in enumerate(encoded_cases)]
         data["graph"] = backward_graph(problem, obj, encoded_cases[0])
-        data["torch_says"] = torch_checks(problem, obj, encoded_cases[0], seed)
+        data["torch_says"] = torch_checks(problem, obj, encoded_cases[0], seed, _worth_quoting(data["cases"]))
     if problem.extra_checks:
         data["extra"] = measure_extra(problem, obj, encoded_cases)
     return data
@@ -539,12 +539,40 @@ def _plain_result(result: Any) -> Any:
     return result
 
 
-def torch_checks(problem, obj, encoded: list[Any], seed: int = 0) -> dict:
-    """What torch.autograd.gradcheck (and gradgradcheck) print for the first case: shown to the
-    student as PyTorch's own words; the verdicts are computed by the judge, not taken from here."""
+def _close_lists(a: Any, b: Any, rtol: float = 1e-3, atol: float = 1e-5) -> bool:
+    if _T.isinstance(a, list) and _T.isinstance(b, list):
+        return len(a) == len(b) and all(_close_lists(x, y, rtol, atol) for x, y in zip(a, b))
+    try:
+        return abs(float(a) - float(b)) <= atol + rtol * abs(float(b))
+    except (TypeError, ValueError):
+        return False
+
+
+def _worth_quoting(cases: list[dict]) -> set[str]:
+    """The checks whose PyTorch message would help a student: those where the raw numbers already
+    disagree with finite differences. It only saves running gradcheck twice on right answers; the
+    verdicts are still the judge's."""
+    worth = set()
+    for case in cases:
+        if "jacobian" not in case or "numerical" not in case \
+                or not _close_lists(case["jacobian"], case["numerical"]):
+            worth.add("gradcheck")
+        second = case.get("second", {})
+        if "analytical" not in second or "numerical" not in second \
+                or not _close_lists(second["analytical"], second["numerical"]):
+            worth.add("gradgradcheck")
+    return worth
+
+
+def torch_checks(problem, obj, encoded: list[Any], seed: int = 0, worth: set[str] | None = None) -> dict:
+    """What torch.autograd.gradcheck (and gradgradcheck) print for the first case, where the numbers
+    disagree (`worth`): shown to the student as PyTorch's own words; the verdicts are computed by the
+    judge, not taken from here."""
     says = {}
     checks = [("gradcheck", _T.gradcheck)] + ([("gradgradcheck", _T.gradgradcheck)] if problem.double_backward else [])
     for name, run in checks:
+        if worth is not None and name not in worth:
+            continue
         try:
             with _T.fork_rng(devices=[]):  # gradgradcheck draws random grad_outputs: same seed, same words
                 _T.manual_seed(seed)
