@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.assignments import Assignment
-from autograder.judge import CheckResult, Verdicts, encoded_cases, judge
+from autograder.judge import CheckResult, Verdicts, encoded_cases, expectations, judge
 from autograder.loader import Submission, load
 from autograder.render import feedback_page
 from autograder.report import grades_csv, read_results, results_json, write_atomic
@@ -67,6 +67,11 @@ def failed_everywhere(assignment: Assignment, reason: str) -> list[CheckResult]:
         verdicts.fail_all(reason)
         results.extend(verdicts.results({}))
     return results
+
+
+def problem_jobs(assignment: Assignment, seed: int) -> list[tuple]:
+    """What a worker measures for each problem: (problem, encoded inputs, the reference's projections)."""
+    return [(p, encoded_cases(p, seed), expectations(p, seed)) for p in assignment.problems]
 
 
 def cell_hint(error: dict) -> str:
@@ -154,8 +159,7 @@ def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = Fa
             graded.append(Graded(sub.id, 0.0, assignment.max_score, 0.0, False, out / sub.id / "feedback.html"))
         else:
             todo.append(sub)
-    cases = {p.name: encoded_cases(p, seed) for p in assignment.problems}
-    tasks = [(s.id, s.cells, [(p, cases[p.name]) for p in assignment.problems]) for s in todo]
+    tasks = [(s.id, s.cells, problem_jobs(assignment, seed)) for s in todo]
     bar = _progress(len(tasks), progress)
     for sid, outcome in run_all(tasks, limits, workers, seed):
         sub = by_id[sid]

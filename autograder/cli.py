@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import textwrap
 from pathlib import Path
 
 from autograder.gradescope import VISIBILITIES
 
-# Modules a submission is likely to import: loaded once here so that each forked worker has them.
-PRELOAD = ("numpy", "torch.nn", "torch.nn.functional", "torch.autograd.function", "torch.optim", "graphviz",
-           "torchviz")
+# Modules every lesson's notebook imports: loaded once here so that each forked worker has them
+# (an assignment adds its lesson's own, Assignment.preload).
+PRELOAD = ("numpy", "torch.nn", "torch.nn.functional", "torch.autograd.function", "torch.optim", "graphviz")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -123,10 +124,11 @@ def warm_up(assignment, seed: int) -> None:
 
     import torch
 
-    from autograder.judge import reference_data
+    from autograder.judge import expectations
 
     torch.set_num_threads(1)  # one thread per worker; also keeps fork() safe
-    for name in PRELOAD:
+    os.environ.setdefault("MPLBACKEND", "Agg")  # as in workers: no display
+    for name in PRELOAD + assignment.preload:
         try:
             importlib.import_module(name)
         except ImportError:
@@ -135,7 +137,7 @@ def warm_up(assignment, seed: int) -> None:
     torch.autograd.grad(x * x, x, torch.ones(2, dtype=torch.float64), create_graph=True)
     torch.autograd.gradgradcheck(torch.exp, (x,), fast_mode=True)
     for problem in assignment.problems:
-        reference_data(problem, seed)
+        expectations(problem, seed)  # the reference's data, and the directions workers project on
 
 
 def cmd_grade(args) -> int:

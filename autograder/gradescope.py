@@ -517,9 +517,8 @@ def run(root: Path) -> int:
         settings, assignment = prepare(root)
         close_grader_files(root)
         import autograder
-        from autograder.batch import failed_everywhere, verdicts_for
+        from autograder.batch import failed_everywhere, problem_jobs, verdicts_for
         from autograder.cli import warm_up
-        from autograder.judge import encoded_cases
         from autograder.loader import NoSubmissions, load
         from autograder.sandbox import Limits, run_all
 
@@ -543,8 +542,7 @@ def run(root: Path) -> int:
             name = sub.path.relative_to(root / "submission").as_posix()
             by_id[sub.id] = FileResult(name, sub.sha256, failed_everywhere(assignment, sub.error) if sub.error else [])
             files.append(by_id[sub.id])
-        cases = {p.name: encoded_cases(p, settings.seed) for p in assignment.problems}
-        tasks = [(s.id, s.cells, [(p, cases[p.name]) for p in assignment.problems]) for s in subs if not s.error]
+        tasks = [(s.id, s.cells, problem_jobs(assignment, settings.seed)) for s in subs if not s.error]
         limits = Limits(load_seconds=settings.load_seconds, problem_seconds=settings.problem_seconds,
                         keep_read_search=False)
         for sid, outcome in run_all(tasks, limits, workers=max(1, min(len(tasks), os.cpu_count() or 1)),

@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 
 from autograder.assignments import find_problem
-from autograder.judge import CheckResult, encoded_cases, judge
+from autograder.judge import CheckResult, encoded_cases, expectations, judge
 from autograder.probe import probe
 
 
@@ -56,6 +56,6 @@ def check(obj, problem: str | None = None, seed: int = 0) -> Report | None:
     spec = find_problem(name, include_hidden=False)
     namespace = dict(sys._getframe(1).f_globals)  # for companions such as CubeBackward or Sinh
     namespace[spec.lookup] = obj
-    data = probe(spec, namespace, encoded_cases(spec, seed), seed)
+    data = probe(spec, namespace, encoded_cases(spec, seed), seed, expectations(spec, seed))
     results = [r for r in judge(spec, data, seed) if not r.hidden]
     return Report(spec.name, results)

@@ -16,10 +16,11 @@ from typing import Any
 import torch
 
 from autograder import probe as probing
+from autograder import projections
 from autograder.diagnose import explain, explain_error, explain_swap
 from autograder.problems import Problem
 
-GRADCHECK_RTOL, GRADCHECK_ATOL = 1e-3, 1e-5  # torch.autograd.gradcheck's defaults
+from autograder.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
 
 
 @dataclass
@@ -89,12 +90,40 @@ def encoded_cases(problem: Problem, seed: int = 0) -> list[list[Any]]:
 
 
 @lru_cache(maxsize=None)
+def _encoded(problem: Problem, seed: int) -> list[list[Any]]:
+    """encoded_cases, once: the judge only reads them."""
+    return encoded_cases(problem, seed)
+
+
+@lru_cache(maxsize=None)
 def reference_data(problem: Problem, seed: int = 0) -> dict:
-    """The reference measured exactly as a student's Function is, with PyTorch's own autograd."""
+    """The reference's outputs and whole Jacobians, with PyTorch's own autograd, and its graph."""
     obj = SimpleNamespace(apply=problem.reference) if problem.kind == "function" else problem.reference
-    cases = encoded_cases(problem, seed)
-    return {"cases": [probing.measure_case(problem, obj, c, seed + i, []) for i, c in enumerate(cases)],
+    cases = _encoded(problem, seed)
+    return {"cases": [probing.reference_case(problem, obj, c) for c in cases],
             "graph": probing.backward_graph(problem, obj, cases[0])}
+
+
+def _sizes(encoded: list[Any]) -> list[int]:
+    return [len(a["values"]) for a in encoded if isinstance(a, dict)]
+
+
+@lru_cache(maxsize=None)
+def _reference_vjps(problem: Problem, seed: int, index: int) -> list[list[list[float]]]:
+    """vᵀJ and v2ᵀJ of the reference, along the vectors a student's case of the same output size is
+    projected on (shared: not to be changed)."""
+    ref, sizes = reference_data(problem, seed)["cases"][index], _sizes(_encoded(problem, seed)[index])
+    rows = len(ref["output"]["values"])
+    d = projections.directions(seed, index, rows, tuple(sizes))
+    jacobian = _matrices(ref["jacobian"], sizes, rows)
+    return [[(_t(v) @ jac).tolist() for jac in jacobian] for v in (d.v, d.v2)]
+
+
+@lru_cache(maxsize=None)
+def expectations(problem: Problem, seed: int = 0) -> list[dict]:
+    """Per case, the reference's vector-Jacobian products, which the probe compares a student's with to
+    decide what to measure in full (probe.probe's `expected`)."""
+    return [{"vjps": _reference_vjps(problem, seed, i)} for i in range(len(problem.cases))]
 
 
 def _t(values: Any) -> torch.Tensor:
@@ -124,14 +153,15 @@ def judge(problem: Problem, data: dict, seed: int = 0) -> list[CheckResult]:
     verdicts = Verdicts(problem)
     passed_details: dict[str, str] = {}
     try:
-        _judge(problem, data, reference_data(problem, seed), verdicts, passed_details)
+        _judge(problem, data, reference_data(problem, seed), seed, verdicts, passed_details)
     except (ValueError, TypeError, KeyError, IndexError, RuntimeError) as error:
         verdicts.fail_all(f"The grader could not read what {problem.lookup} produced ({error}); it is "
                           f"treated as wrong. Make sure it returns plain float64 tensors.", traceback.format_exc())
     return verdicts.results(passed_details)
 
 
-def _judge(problem: Problem, data: dict, reference: dict, verdicts: Verdicts, passed: dict[str, str]) -> None:
+def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: Verdicts,
+           passed: dict[str, str]) -> None:
     name = problem.lookup
     if not data.get("defined"):
         verdicts.fail_all(f"{name} is not defined in the submission: define it with exactly this name "
@@ -161,7 +191,7 @@ def _judge(problem: Problem, data: dict, reference: dict, verdicts: Verdicts, pa
     for i, (case, ref) in enumerate(zip(data["cases"], reference["cases"])):
         where = f"For inputs {problem.cases[i].describe()}: "
         tensor_names = [n for n, k in zip(names, case["arg_kinds"]) if k == "Tensor"]
-        sizes = [len(a["values"]) for a in encoded_cases(problem)[i] if isinstance(a, dict)]
+        encoded = _encoded(problem, seed)[i]
         if "error" in case:
             text = explain_error(case["error"])
             verdicts.fail_all(where + text, case["error"].get("traceback", ""),
@@ -180,10 +210,10 @@ def _judge(problem: Problem, data: dict, reference: dict, verdicts: Verdicts, pa
         elif out["dtype"] != "torch.float64":
             verdicts.fail("forward", where + f"forward returned {out['dtype']} for float64 inputs: keep the "
                                              f"input's dtype (no .float(), no new float32 tensors).")
-        else:
+        elif not projections.all_close(_lists([out["values"]], [len(ref_out["values"])])[0], ref_out["values"]):
             shape = tuple(out["shape"])
             actual, expected = _t([out["values"]]), _t([ref_out["values"]])
-            said = explain(actual, expected, shape, "the output", "The output")
+            said = explain(actual, expected, shape, "the output", "The output") or "The output differs from the right one."
             if said:
                 verdicts.fail("forward", where + said,
                               figures=[_heatmaps("forward output", ("yours", actual), ("reference", expected))])
@@ -196,38 +226,98 @@ def _judge(problem: Problem, data: dict, reference: dict, verdicts: Verdicts, pa
             verdicts.fail_all(where + text, case["backward_error"].get("traceback", ""),
                               ["backward returns", "gradient", "gradcheck", "gradgradcheck"])
             continue
-        _judge_returns(case, encoded_cases(problem)[i], names, where, verdicts)
-        m = len(out["values"])
-        jac = _matrices(case["jacobian"], sizes, m)
-        ref_jac = _matrices(ref["jacobian"], sizes, m)
-        shapes = [tuple(a["shape"]) for a in encoded_cases(problem)[i] if isinstance(a, dict)]
-        said, bad = explain_swap(jac, ref_jac, tensor_names), 0
-        for k in range(len(jac)):
-            if said:
-                break
-            said, bad = explain(jac[k], ref_jac[k], shapes[k], tensor_names[k],
-                                f"The gradient with respect to {tensor_names[k]}"), k
-        if said:
-            verdicts.fail("gradient", where + said, figures=[
-                _heatmaps(f"Jacobian with respect to {tensor_names[bad]} (rows: output entries, columns: "
-                          f"{tensor_names[bad]} entries)", ("yours (from backward)", jac[bad]),
-                          ("reference", ref_jac[bad]))] + graphs)
-        if "numerical" in case:
-            numeric = _matrices(case["numerical"], sizes, m)
-            for k in range(len(jac)):
-                said = explain(jac[k], numeric[k], shapes[k], tensor_names[k],
-                               f"The analytical Jacobian (from backward) with respect to {tensor_names[k]}",
-                               rtol=GRADCHECK_RTOL, atol=GRADCHECK_ATOL)
-                if said:
-                    said = said.replace("the right one", "the numerical one (finite differences of forward)")
-                    verdicts.fail("gradcheck", where + said, says.get("gradcheck", ""), [
-                        _heatmaps(f"Jacobian with respect to {tensor_names[k]}", ("analytical (backward)", jac[k]),
-                                  ("numerical (finite differences)", numeric[k]))])
-                    break
+        _judge_returns(case, encoded, names, where, verdicts)
+        sizes, shapes = _sizes(encoded), [tuple(a["shape"]) for a in encoded if isinstance(a, dict)]
+        d = projections.directions(seed, i, len(out["values"]), tuple(sizes))
+        vjps = [_lists(case[key], sizes) for key in ("vjp", "vjp2")]
+        fit = _Fit(names=tensor_names, sizes=sizes, shapes=shapes, rows=len(out["values"]), where=where)
+        if len(out["values"]) != len(ref_out["values"]):
+            verdicts.fail("gradient", where + f"forward's output has {len(out['values'])} entries where the right "
+                                              f"one has {len(ref_out['values'])}, so its gradients cannot be "
+                                              f"the reference's.")
         else:
-            verdicts.fail("gradcheck", where + explain_error(case["numerical_error"]))
+            _judge_gradient(case, ref, vjps, _reference_vjps(problem, seed, i), fit, verdicts, graphs)
+        _judge_gradcheck(case, vjps[0], d, fit, verdicts, says)
         if problem.double_backward:
-            _judge_second(case.get("second", {}), where, verdicts, says, graphs)
+            _judge_second(case.get("second", {}), d, where, verdicts, says, graphs)
+
+
+@dataclass
+class _Fit:
+    """How one case's numbers are laid out: the tensor inputs' names, sizes and shapes, output entries."""
+
+    names: list[str]
+    sizes: list[int]
+    shapes: list[tuple[int, ...]]
+    rows: int
+    where: str
+
+
+def _lists(values: Any, sizes: list[int]) -> list[list[float]]:
+    """Untrusted lists of numbers, one per tensor input, checked against the inputs' sizes."""
+    if not isinstance(values, list) or len(values) != len(sizes) \
+            or any(not isinstance(v, list) or len(v) != n for v, n in zip(values, sizes)):
+        raise ValueError("malformed vector-Jacobian product")
+    return [[float(x) for x in v] for v in values]
+
+
+def _judge_gradient(case: dict, ref: dict, vjps: list[list[list[float]]], ref_vjps: list[list[list[float]]],
+                    fit: _Fit, verdicts: Verdicts, graphs: list[Figure]) -> None:
+    """Backward against the reference: the whole Jacobians where they were measured (to show them),
+    and always both vector-Jacobian products, entry by entry."""
+    said, figures = None, []
+    if "jacobian" in case:
+        jac, ref_jac = _matrices(case["jacobian"], fit.sizes, fit.rows), _matrices(ref["jacobian"], fit.sizes, fit.rows)
+        said, bad = _explain_blocks(jac, ref_jac, fit)
+        if said:
+            figures = [_heatmaps(f"Jacobian with respect to {fit.names[bad]} (rows: output entries, columns: "
+                                 f"{fit.names[bad]} entries)", ("yours (from backward)", jac[bad]),
+                                 ("reference", ref_jac[bad]))]
+    for vjp, ref_vjp in zip(vjps, ref_vjps):  # vᵀJ locates a wrong entry of the input as well as J does
+        if not said and not projections.all_close(vjp, ref_vjp):
+            said, _ = _explain_blocks([_t([g]) for g in vjp], [_t([g]) for g in ref_vjp], fit)
+            said = said or "The vector-Jacobian products from backward differ from the reference's."
+    if said:
+        verdicts.fail("gradient", fit.where + said, figures=figures + graphs)
+
+
+def _explain_blocks(mine: list[torch.Tensor], right: list[torch.Tensor], fit: _Fit) -> tuple[str | None, int]:
+    said = explain_swap(mine, right, fit.names)
+    for k in range(len(mine)):
+        if said:
+            return said, k
+        said = explain(mine[k], right[k], fit.shapes[k], fit.names[k], f"The gradient with respect to {fit.names[k]}")
+    return said, len(mine) - 1
+
+
+def _judge_gradcheck(case: dict, vjp: list[list[float]], d: projections.Directions, fit: _Fit,
+                     verdicts: Verdicts, says: dict) -> None:
+    """Backward against finite differences of the student's own forward: vᵀJu, as gradcheck's fast
+    mode compares them, and the whole matrices where they were measured."""
+    if "fd" not in case:
+        verdicts.fail("gradcheck", fit.where + explain_error(case["numerical_error"]))
+        return
+    (fd,) = _lists([case["fd"]], [fit.rows])
+    said, figures = None, []
+    if "jacobian" in case and "numerical" in case:
+        jac = _matrices(case["jacobian"], fit.sizes, fit.rows)
+        numeric = _matrices(case["numerical"], fit.sizes, fit.rows)
+        for k in range(len(jac)):
+            said = explain(jac[k], numeric[k], fit.shapes[k], fit.names[k],
+                           f"The analytical Jacobian (from backward) with respect to {fit.names[k]}",
+                           rtol=GRADCHECK_RTOL, atol=GRADCHECK_ATOL)
+            if said:
+                said = said.replace("the right one", "the numerical one (finite differences of forward)")
+                figures = [_heatmaps(f"Jacobian with respect to {fit.names[k]}", ("analytical (backward)", jac[k]),
+                                     ("numerical (finite differences)", numeric[k]))]
+                break
+    if not said:
+        analytical, numerical = projections.gradcheck_pair(vjp, fd, d)
+        if not projections.close(analytical, numerical, GRADCHECK_RTOL, GRADCHECK_ATOL):
+            said = (f"Along a random direction u, backward gives vᵀJu = {analytical:.6g} but finite differences of "
+                    f"forward give {numerical:.6g}: backward does not compute the derivative of forward.")
+    if said:
+        verdicts.fail("gradcheck", fit.where + said, says.get("gradcheck", ""), figures)
 
 
 def _judge_extra(problem: Problem, extra: dict, reference: dict, verdicts: Verdicts) -> None:
@@ -310,16 +400,17 @@ def _judge_returns(case: dict, encoded: list[Any], names: list[str], where: str,
                                                       f"return a tensor shaped like it.")
 
 
-def _judge_second(second: dict, where: str, verdicts: Verdicts, says: dict, graphs: list[Figure]) -> None:
+def _judge_second(second: dict, d: projections.Directions, where: str, verdicts: Verdicts, says: dict,
+                  graphs: list[Figure]) -> None:
+    """Second derivatives through the student's backward against finite differences of that backward,
+    along random directions of the inputs and of v; the whole matrices where they were measured."""
     if "error" in second:
         verdicts.fail("gradgradcheck", where + explain_error(second["error"]), says.get("gradgradcheck", ""), graphs)
         return
-    analytical, numerical = _t(second["analytical"]), _t(second["numerical"])
-    if analytical.shape != numerical.shape:
-        raise ValueError("malformed second derivatives")
-    inputs = analytical.shape[0]  # rows: gradient entries; columns: the inputs, then grad_output
-    blind = analytical[:, :inputs].abs().max() == 0 and numerical[:, :inputs].abs().max() > GRADCHECK_ATOL
-    if not second.get("has_history") or blind:
+    inputs = [len(u) for u in d.ux]
+    second = dict(second, hvp=_lists(second["hvp"], inputs + [len(d.v)]), fd_x=_lists(second["fd_x"], inputs),
+                  fd_v=_lists(second["fd_v"], inputs))
+    if not second.get("has_history") or projections.blind(second, d):
         verdicts.fail("gradgradcheck", where + (
             "backward's result has no autograd history linking it to the inputs, so autograd sees "
             "second derivatives of zero where finite differences do not: backward used values autograd cannot see (tensors "
@@ -327,12 +418,22 @@ def _judge_second(second: dict, where: str, verdicts: Verdicts, says: dict, grap
             "inputs and outputs with save_for_backward, return intermediates as extra outputs (as Sinh "
             "does), and compute backward with torch operations."), says.get("gradgradcheck", ""), graphs)
         return
-    shape = (analytical.shape[1],)
-    said = explain(analytical, numerical, shape, "the inputs and grad_output",
-                   "The matrix of second derivatives (autograd through your backward)",
-                   rtol=GRADCHECK_RTOL, atol=GRADCHECK_ATOL)
+    said, figures = None, []
+    if "analytical" in second and "numerical" in second:
+        analytical, numerical = _t(second["analytical"]), _t(second["numerical"])
+        if analytical.shape != numerical.shape:
+            raise ValueError("malformed second derivatives")
+        said = explain(analytical, numerical, (analytical.shape[1],), "the inputs and grad_output",
+                       "The matrix of second derivatives (autograd through your backward)",
+                       rtol=GRADCHECK_RTOL, atol=GRADCHECK_ATOL)
+        if said:
+            said = said.replace("the right one", "the numerical one (finite differences of backward)")
+            figures = [_heatmaps("second derivatives (rows: gradient entries, columns: inputs then grad_output)",
+                                 ("analytical", analytical), ("numerical", numerical))]
+    for name, analytical_wu, numerical_wu in ([] if said else projections.gradgradcheck_pairs(second, d)):
+        if not projections.close(analytical_wu, numerical_wu, GRADCHECK_RTOL, GRADCHECK_ATOL):
+            said = (f"Along a random direction of {name}, the second derivatives through autograd of your backward "
+                    f"give {analytical_wu:.6g} but finite differences of backward give {numerical_wu:.6g}.")
+            break
     if said:
-        said = said.replace("the right one", "the numerical one (finite differences of backward)")
-        verdicts.fail("gradgradcheck", where + said, says.get("gradgradcheck", ""), [
-            _heatmaps("second derivatives (rows: gradient entries, columns: inputs then grad_output)",
-                      ("analytical", analytical), ("numerical", numerical))] + graphs)
+        verdicts.fail("gradgradcheck", where + said, says.get("gradgradcheck", ""), figures + graphs)

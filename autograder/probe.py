@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import random
+import ctypes
+import gc
 import sys
 import traceback
 import types
@@ -26,9 +27,10 @@ from typing import Any
 
 import torch
 
+from autograder import projections
 from autograder.graphs import graph_of
+from autograder.projections import EPS
 
-EPS = 1e-6  # finite-difference step, as in the slides' gradcheck call
 MAX_TEXT = 2000
 
 _T = SimpleNamespace(
@@ -92,40 +94,83 @@ def _protected(name: str) -> bool:
     return name in _PROTECTED_MODULES or any(name == p or name.startswith(p + ".") for p in _PROTECTED_PREFIXES)
 
 
+def _version_reader():
+    """PEP 509: CPython 3.11 gives every dict a version tag that changes whenever the dict changes, so
+    restore() can skip, for one read each, the thousands of entries nobody touched (it runs after every
+    call into a submission). None where the layout is not the one checked here: every dict is then
+    compared entry by entry."""
+    if sys.implementation.name != "cpython" or sys.version_info[:2] != (3, 11):
+        return None
+    offset = 3 * ctypes.sizeof(ctypes.c_ssize_t)  # after ob_refcnt, ob_type and ma_used
+    from_address = ctypes.c_uint64.from_address
+
+    def version(d: dict, id=id, from_address=from_address, offset=offset) -> int:
+        return from_address(id(d) + offset).value
+
+    test: dict = {}
+    seen = [version(test)]
+    test["x"] = 1
+    seen.append(version(test))
+    test["x"] = 2
+    seen.append(version(test))
+    return version if len(set(seen)) == 3 and version(test) == seen[-1] else None
+
+
+_VERSION = _version_reader()
+
+
+def _class_dict(cls: type) -> dict:
+    """The dict behind a class's read-only __dict__ view."""
+    (inner,) = [d for d in gc.get_referents(cls.__dict__) if isinstance(d, dict)]
+    return inner
+
+
 class _Saved:
     """One group of objects with what they held when the snapshot was taken."""
 
     def __init__(self, modules, classes, functions, instances):
-        self.modules = [(m, dict(vars(m))) for m in modules]
-        self.classes = [(c, dict(vars(c))) for c in classes]
+        self.modules = [(vars(m), dict(vars(m))) for m in modules]
+        self.classes = [(c, _class_dict(c), dict(vars(c))) for c in classes]
         self.functions = [(f, f.__code__, f.__defaults__, f.__kwdefaults__) for f in functions]
-        self.instances = [(o, dict(vars(o))) for o in instances]
+        self.instances = [(vars(o), dict(vars(o))) for o in instances]
+        dicts = [d for d, _ in self.modules] + [d for _, d, _ in self.classes] + [d for d, _ in self.instances]
+        self.versions = {id(d): _VERSION(d) for d in dicts} if _VERSION else {}
 
     # The builtins it needs are bound here, so that patching them (or `_T`) cannot stop the restoring.
-    def restore(self, vars=vars, setattr=setattr, delattr=delattr, list=list, any=any,
-                builtin_names=_BUILTIN_NAMES, missing=_MISSING) -> None:
-        for module, saved in self.modules:
-            current = vars(module)
+    def restore(self, setattr=setattr, delattr=delattr, list=list, any=any, vars=vars, id=id,
+                builtin_names=_BUILTIN_NAMES, missing=_MISSING, version=_VERSION) -> None:
+        versions = self.versions
+        for current, saved in self.modules:
+            if version is not None and version(current) == versions[id(current)]:
+                continue  # untouched since it was last put right
             for key, value in saved.items():
                 if current.get(key, missing) is not value:
                     current[key] = value
             for key in [k for k in current if k not in saved and k in builtin_names]:
                 del current[key]  # a global that would shadow a builtin
-        for obj, saved in self.instances:
-            current = vars(obj)
+            if version is not None:
+                versions[id(current)] = version(current)
+        for current, saved in self.instances:
+            if version is not None and version(current) == versions[id(current)]:
+                continue
             for key, value in saved.items():
                 if current.get(key, missing) is not value:
                     current[key] = value
             for key in [k for k in current if k not in saved]:
                 del current[key]
-        for cls, saved in self.classes:
-            current = cls.__dict__
+            if version is not None:
+                versions[id(current)] = version(current)
+        for cls, current, saved in self.classes:
+            if version is not None and version(current) == versions[id(current)]:
+                continue
             for key, value in saved.items():
                 if current.get(key, missing) is not value:
-                    setattr(cls, key, value)
+                    setattr(cls, key, value)  # through the class, so that its attribute cache follows
             for key in [k for k in current if k not in saved]:
                 if any(key in vars(base) for base in cls.__mro__[1:]):
                     delattr(cls, key)  # an attribute that would shadow an inherited one
+            if version is not None:
+                versions[id(current)] = version(current)
         for function, code, defaults, kwdefaults in self.functions:
             if function.__code__ is not code:
                 function.__code__ = code
@@ -284,8 +329,12 @@ def error_data(error: BaseException, where: str) -> dict:
 
 # -- the measurements --------------------------------------------------------------------------------
 
-def probe(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int = 0) -> dict:
-    """Everything the judge needs about one problem in a submission's namespace."""
+def probe(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int = 0,
+          expected: list[dict] | None = None) -> dict:
+    """Everything the judge needs about one problem in a submission's namespace: every case through
+    random projections (projections.py), and in full only where they differ from `expected` (the
+    reference's vector-Jacobian products, from judge.expectations) or from finite differences, to
+    explain the failure. Without `expected`, every case is measured in full."""
     obj = namespace.get(problem.lookup)
     data: dict[str, Any] = {"defined": obj is not None, "kind": describe_kind(obj),
                             "also": {n: describe_kind(namespace.get(n)) for n in problem.also_functions}}
@@ -297,10 +346,16 @@ def probe(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int = 
     recorded: list[Any] = []
     backward_owner = obj if problem.kind == "function" else namespace.get(next(iter(problem.also_functions), ""))
     with _recording_backward(backward_owner, recorded):
-        data["cases"] = [measure_case(problem, obj, case, seed + i, recorded)
-                         for i, case in enumerate(encoded_cases)]
-        data["graph"] = backward_graph(problem, obj, encoded_cases[0])
-        data["torch_says"] = torch_checks(problem, obj, encoded_cases[0], seed, _worth_quoting(data["cases"]))
+        data["cases"] = cases = [measure_case(problem, obj, case, seed, i, recorded)
+                                 for i, case in enumerate(encoded_cases)]
+        explained = False
+        for i, case in enumerate(cases):
+            first, second = _worth_explaining(problem, case, None if expected is None else expected[i], seed, i)
+            if first or second:
+                case.update(explain_case(problem, obj, encoded_cases[i], seed, i, first, second, case))
+                explained = True
+        data["graph"] = backward_graph(problem, obj, encoded_cases[0]) if explained else None
+        data["torch_says"] = torch_checks(problem, obj, encoded_cases[0], seed, _worth_quoting(cases, seed))
     if problem.extra_checks:
         data["extra"] = measure_extra(problem, obj, encoded_cases)
     return data
@@ -362,8 +417,22 @@ def describe_returns(result: Any) -> list[dict]:
     return out
 
 
-def measure_case(problem, obj, encoded: list[Any], seed: int, recorded: list) -> dict:
-    """Forward output, the analytical and numerical Jacobians, and second derivatives if graded."""
+def _sizes(encoded: list[Any]) -> list[int]:
+    return [len(a["values"]) for a in encoded if _T.isinstance(a, dict)]
+
+
+def case_directions(encoded: list[Any], outputs: int, seed: int, index: int) -> projections.Directions:
+    return projections.directions(seed, index, outputs, tuple(_sizes(encoded)))
+
+
+def _directions_of(case: dict, seed: int, index: int) -> projections.Directions:
+    """The directions a measured case was projected on (its output and its tensor inputs' sizes)."""
+    return projections.directions(seed, index, len(case["output"]["values"]), tuple(len(g) for g in case["vjp"]))
+
+
+def measure_case(problem, obj, encoded: list[Any], seed: int, index: int, recorded: list) -> dict:
+    """The forward output, one vector-Jacobian product, finite differences of forward along one direction
+    and, where graded, second derivatives along one direction (see projections.py)."""
     case: dict[str, Any] = {"arg_kinds": ["Tensor" if _T.isinstance(a, dict) else _T.type(a).__name__
                                           for a in encoded]}
     args = decode_args(encoded)
@@ -378,19 +447,67 @@ def measure_case(problem, obj, encoded: list[Any], seed: int, recorded: list) ->
     out = _view(out)
     case["output"] = {"type": "Tensor", **plain(out), "has_grad_fn": out.grad_fn is not None}
     tensors = [a for a in args if _is_tensor(a)]
+    d = case_directions(encoded, out.numel(), seed, index)
     recorded.clear()
     try:
-        case["jacobian"] = analytical_jacobian(out, tensors)
+        case["vjp"] = _vector_jacobian(out, tensors, d.v)
+        case["vjp2"] = _vector_jacobian(out, tensors, d.v2)  # again on the same graph: saved tensors intact?
     except BaseException as error:  # noqa: BLE001
         case["backward_error"] = error_data(error, "backward")
     case["backward_returns"] = recorded[0] if recorded else None
     try:
-        case["numerical"] = numerical_jacobian(problem, obj, encoded)
+        case["fd"] = _directional(problem, obj, encoded, d.u)
     except BaseException as error:  # noqa: BLE001
         case["numerical_error"] = error_data(error, "forward")
-    if problem.double_backward and "jacobian" in case:
-        case["second"] = second_order(problem, obj, encoded, seed)
+    if problem.double_backward and "vjp" in case:
+        case["second"] = second_projections(problem, obj, encoded, d)
     return case
+
+
+def reference_case(problem, obj, encoded: list[Any]) -> dict:
+    """What the judge needs of the reference: its output and its whole Jacobian."""
+    args = decode_args(encoded)
+    out = _view(_call(problem, obj, args))
+    return {"output": {"type": "Tensor", **plain(out), "has_grad_fn": out.grad_fn is not None},
+            "jacobian": analytical_jacobian(out, [a for a in args if _is_tensor(a)])}
+
+
+def _worth_explaining(problem, case: dict, expect: dict | None, seed: int, index: int) -> tuple[bool, bool]:
+    """Whether to measure this case's first and second derivatives in full: where the projections
+    disagree (so the judge can say where and how), or with nothing to compare them with. This only
+    chooses what to measure; the verdicts are the judge's, from the projections and whatever else
+    comes back."""
+    if "vjp" not in case:
+        return False, False
+    d = _directions_of(case, seed, index)
+    first = expect is None or not projections.all_close([case["vjp"], case.get("vjp2")], expect.get("vjps")) \
+        or ("fd" in case and not projections.gradcheck_agrees(case["vjp"], case["fd"], d))
+    second = case.get("second", {})
+    second_worth = "hvp" in second and "fd_v" in second and (expect is None
+                                                             or not projections.gradgradcheck_agrees(second, d))
+    return first, second_worth
+
+
+def explain_case(problem, obj, encoded: list[Any], seed: int, index: int, first: bool, second: bool,
+                 case: dict) -> dict:
+    """The whole Jacobians (from backward and by finite differences) and, for second derivatives, the
+    whole matrices, to show where a projection went wrong."""
+    found: dict[str, Any] = {}
+    if first:
+        args = decode_args(encoded)
+        try:
+            found["jacobian"] = analytical_jacobian(_view(_call(problem, obj, args)),
+                                                    [a for a in args if _is_tensor(a)])
+        except BaseException:  # noqa: BLE001 - the projection already holds the failure
+            pass
+        try:
+            found["numerical"] = numerical_jacobian(problem, obj, encoded)
+        except BaseException:  # noqa: BLE001
+            pass
+    if second:
+        d = case_directions(encoded, len(case["output"]["values"]), seed, index)
+        found["second"] = {**case["second"], **second_order(problem, obj, encoded, d.v)}
+    return found
 
 
 def _unit(shape: list[int], size: int, index: int) -> torch.Tensor:
@@ -401,6 +518,15 @@ def _unit(shape: list[int], size: int, index: int) -> torch.Tensor:
 
 def _flat(t: torch.Tensor | None, size: int) -> list[float]:
     return [0.0] * size if t is None else plain(t)["values"]
+
+
+def _vector_jacobian(out: torch.Tensor, tensors: list[torch.Tensor], v: list[float]) -> list[list[float]]:
+    """vᵀJ, one list per tensor input: a single backward call."""
+    if out.numel() == 0 or out.grad_fn is None:
+        return [[0.0] * t.numel() for t in tensors]
+    grads = _grad(out, tensors, _make(list(out.shape), v, requires_grad=False), retain_graph=True,
+                  allow_unused=True)
+    return [_flat(g, t.numel()) for g, t in zip(grads, tensors)]
 
 
 def analytical_jacobian(out: torch.Tensor, tensors: list[torch.Tensor]) -> list[list[list[float]]]:
@@ -429,24 +555,38 @@ def _perturbed(encoded: list[Any], k: int, j: int, step: float) -> list[Any]:
     return copy
 
 
+def _moved(encoded: list[Any], direction: list[list[float]], step: float) -> list[Any]:
+    """The inputs moved by step along a direction (one list per tensor input)."""
+    moved, tensors = [], iter(direction)
+    for a in encoded:
+        if _T.isinstance(a, dict):
+            a = dict(a, values=[x + step * u for x, u in zip(a["values"], next(tensors))])
+        moved.append(a)
+    return moved
+
+
+def _difference(plus: list[float], minus: list[float]) -> list[float]:
+    return [(p - m) / (2 * EPS) for p, m in zip(plus, minus)]
+
+
+def _directional(problem, obj, encoded: list[Any], direction: list[list[float]]) -> list[float]:
+    """Ju by central differences of the student's own forward: two calls."""
+    return _difference(_forward_values(problem, obj, _moved(encoded, direction, EPS)),
+                       _forward_values(problem, obj, _moved(encoded, direction, -EPS)))
+
+
 def numerical_jacobian(problem, obj, encoded: list[Any]) -> list[list[list[float]]]:
-    """Central differences of the student's own forward, as gradcheck computes them."""
+    """Central differences of the student's own forward, entry by entry, as gradcheck computes them."""
     jac = []
     for k, arg in enumerate(encoded):
         if not _T.isinstance(arg, dict):
             continue
         columns = []
         for j in range(len(arg["values"])):
-            plus = _forward_values(problem, obj, _perturbed(encoded, k, j, EPS))
-            minus = _forward_values(problem, obj, _perturbed(encoded, k, j, -EPS))
-            columns.append([(p - m) / (2 * EPS) for p, m in zip(plus, minus)])
+            columns.append(_difference(_forward_values(problem, obj, _perturbed(encoded, k, j, EPS)),
+                                       _forward_values(problem, obj, _perturbed(encoded, k, j, -EPS))))
         jac.append([list(row) for row in zip(*columns)] if columns else [])
     return jac
-
-
-def _cotangent(shape: list[int], size: int, seed: int) -> torch.Tensor:
-    rng = random.Random(seed)
-    return _make(shape, [rng.uniform(-1, 1) for _ in range(size)], requires_grad=True)
 
 
 def _vjp(problem, obj, encoded: list[Any], v_values: list[float], create_graph: bool):
@@ -459,16 +599,51 @@ def _vjp(problem, obj, encoded: list[Any], v_values: list[float], create_graph: 
     return tensors, v, out, grads
 
 
-def second_order(problem, obj, encoded: list[Any], seed: int) -> dict:
-    """The Jacobian of the map (inputs, v) -> v^T J(inputs), analytically (autograd through the
+def _first_order(problem, obj, encoded: list[Any], v: list[float]) -> list[list[float]]:
+    """vᵀJ at these inputs, through the student's backward, one list per tensor input."""
+    _, _, _, grads = _vjp(problem, obj, encoded, v, create_graph=False)
+    return [_flat(g, n) for g, n in zip(grads, _sizes(encoded))]
+
+
+def second_projections(problem, obj, encoded: list[Any], d: projections.Directions) -> dict:
+    """Second derivatives along one direction: hvp, the gradient of w·(vᵀJ) with respect to the inputs
+    and v through autograd of the student's backward; fd_x and fd_v, how vᵀJ moves along ux and uv by
+    central differences of the student's first-order backward."""
+    result: dict[str, Any] = {}
+    try:
+        tensors, v, _, grads = _vjp(problem, obj, encoded, d.v, create_graph=True)
+        result["has_history"] = any(g.grad_fn is not None for g in grads if g is not None)
+        sizes = [t.numel() for t in tensors] + [v.numel()]
+        live = [(g, w) for g, w in zip(grads, d.w) if g is not None and g.grad_fn is not None]
+        if live:
+            found = _grad([g for g, _ in live], tensors + [v], [_make(list(g.shape), w, False) for g, w in live],
+                          allow_unused=True)
+            result["hvp"] = [_flat(h, n) for h, n in zip(found, sizes)]
+        else:
+            result["hvp"] = [[0.0] * n for n in sizes]
+    except BaseException as error:  # noqa: BLE001
+        result["error"] = error_data(error, "double backward")
+        return result
+    try:
+        def along_inputs(step: float) -> list[list[float]]:
+            return _first_order(problem, obj, _moved(encoded, d.ux, step), d.v)
+
+        def along_v(step: float) -> list[list[float]]:
+            return _first_order(problem, obj, encoded, [x + step * u for x, u in zip(d.v, d.uv)])
+
+        result["fd_x"] = [_difference(p, m) for p, m in zip(along_inputs(EPS), along_inputs(-EPS))]
+        result["fd_v"] = [_difference(p, m) for p, m in zip(along_v(EPS), along_v(-EPS))]
+    except BaseException as error:  # noqa: BLE001
+        result["error"] = error_data(error, "backward")
+    return result
+
+
+def second_order(problem, obj, encoded: list[Any], v_values: list[float]) -> dict:
+    """The whole Jacobian of the map (inputs, v) -> vᵀJ(inputs), analytically (autograd through the
     student's backward) and by central differences of the student's first-order backward."""
     result: dict[str, Any] = {}
     try:
-        probe_out = _forward_values(problem, obj, encoded)
-        v_values = plain(_cotangent([len(probe_out)], len(probe_out), seed))["values"]
         tensors, v, out, grads = _vjp(problem, obj, encoded, v_values, create_graph=True)
-        flat_grads = [g for g in grads if g is not None]
-        result["has_history"] = any(g.grad_fn is not None for g in flat_grads)
         sizes = [t.numel() for t in tensors] + [v.numel()]
         rows = []
         for g, t in zip(grads, tensors):
@@ -480,35 +655,30 @@ def second_order(problem, obj, encoded: list[Any], seed: int) -> dict:
                                 retain_graph=True, allow_unused=True)
                 rows.append([x for s, n in zip(seconds, sizes) for x in _flat(s, n)])
         result["analytical"] = rows
-    except BaseException as error:  # noqa: BLE001
-        result["error"] = error_data(error, "double backward")
+    except BaseException:  # noqa: BLE001 - the projection already holds the failure
         return result
     try:
         result["numerical"] = _numerical_second(problem, obj, encoded, v_values)
-    except BaseException as error:  # noqa: BLE001
-        result["error"] = error_data(error, "backward")
+    except BaseException:  # noqa: BLE001
+        result.pop("analytical")
     return result
 
 
 def _numerical_second(problem, obj, encoded: list[Any], v_values: list[float]) -> list[list[float]]:
     def first_order(enc, v):
-        _, _, _, grads = _vjp(problem, obj, enc, v, create_graph=False)
-        tensors = [a for a in enc if _T.isinstance(a, dict)]
-        return [x for g, t in zip(grads, tensors) for x in _flat(g, len(t["values"]))]
+        return [x for g in _first_order(problem, obj, enc, v) for x in g]
 
     columns = []
     for k, arg in enumerate(encoded):
         if _T.isinstance(arg, dict):
             for j in range(len(arg["values"])):
-                plus = first_order(_perturbed(encoded, k, j, EPS), v_values)
-                minus = first_order(_perturbed(encoded, k, j, -EPS), v_values)
-                columns.append([(p - m) / (2 * EPS) for p, m in zip(plus, minus)])
+                columns.append(_difference(first_order(_perturbed(encoded, k, j, EPS), v_values),
+                                           first_order(_perturbed(encoded, k, j, -EPS), v_values)))
     for j in range(len(v_values)):
         vp, vm = list(v_values), list(v_values)
         vp[j] += EPS
         vm[j] -= EPS
-        plus, minus = first_order(encoded, vp), first_order(encoded, vm)
-        columns.append([(p - m) / (2 * EPS) for p, m in zip(plus, minus)])
+        columns.append(_difference(first_order(encoded, vp), first_order(encoded, vm)))
     return [list(row) for row in zip(*columns)]
 
 
@@ -539,27 +709,20 @@ def _plain_result(result: Any) -> Any:
     return result
 
 
-def _close_lists(a: Any, b: Any, rtol: float = 1e-3, atol: float = 1e-5) -> bool:
-    if _T.isinstance(a, list) and _T.isinstance(b, list):
-        return len(a) == len(b) and all(_close_lists(x, y, rtol, atol) for x, y in zip(a, b))
-    try:
-        return abs(float(a) - float(b)) <= atol + rtol * abs(float(b))
-    except (TypeError, ValueError):
-        return False
-
-
-def _worth_quoting(cases: list[dict]) -> set[str]:
-    """The checks whose PyTorch message would help a student: those where the raw numbers already
-    disagree with finite differences. It only saves running gradcheck twice on right answers; the
-    verdicts are still the judge's."""
+def _worth_quoting(cases: list[dict], seed: int) -> set[str]:
+    """The checks whose PyTorch message would help a student: those where the projections already
+    disagree with finite differences. It only saves running gradcheck on right answers; the verdicts
+    are still the judge's."""
     worth = set()
-    for case in cases:
-        if "jacobian" not in case or "numerical" not in case \
-                or not _close_lists(case["jacobian"], case["numerical"]):
+    for index, case in enumerate(cases):
+        if "vjp" not in case or "fd" not in case:
+            worth.add("gradcheck")
+            continue
+        d = _directions_of(case, seed, index)
+        if not projections.gradcheck_agrees(case["vjp"], case["fd"], d):
             worth.add("gradcheck")
         second = case.get("second", {})
-        if "analytical" not in second or "numerical" not in second \
-                or not _close_lists(second["analytical"], second["numerical"]):
+        if "hvp" not in second or "fd_v" not in second or not projections.gradgradcheck_agrees(second, d):
             worth.add("gradgradcheck")
     return worth
 

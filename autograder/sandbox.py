@@ -27,6 +27,7 @@ import builtins
 import contextlib
 import ctypes
 import fcntl
+import gc
 import json
 import os
 import resource
@@ -272,25 +273,37 @@ def _reap_children() -> None:
             time.sleep(0.01)
 
 
-def _fork_child(patience: float) -> int | None:
-    """fork(), retried for `patience` seconds if the process limit is reached (without root, other
-    workers' processes count too); None if it stays reached."""
-    give_up = time.monotonic() + patience
-    while True:
-        try:
-            return _fork()
-        except BlockingIOError:
-            if time.monotonic() >= give_up:
-                return None
-            _reap_children()
-            time.sleep(0.1)
+def _threads() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
+def _without_threads() -> None:
+    """Threads the cells started would run on while the Functions are measured (and could patch the
+    probe between two calls); a forked child has none of them. The worker waits for the child and then
+    ends as the child ended, so the grader reads the child's fate as the worker's."""
+    try:
+        pid = _fork()
+    except OSError:
+        return  # the process limit is reached: measure here, threads and all
+    if pid == 0:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        return
+    _, status = _waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(_getpid(), os.WTERMSIG(status))
+    _exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
 def _worker(fd: int, control: int, cells: list[str], jobs: list[tuple[Any, list]], seed: int,
-            patience: float) -> None:
-    """The worker's whole life: run the cells, then probe each problem in a child of its own."""
+            snapshot: _probing.Snapshot) -> None:
+    """The worker's whole life: run the cells, then measure each problem in turn. A problem that hangs,
+    crashes or ends the process costs only itself: the grader runs the cells again in a new worker for
+    the problems after it."""
     me, exec_, compile_, format_exception = _getpid(), exec, compile, traceback.format_exception
-    snapshot = _probing.Snapshot()  # the grader as it is before the submission runs
     restore, activate, probe = snapshot.restore, _probing.activate, _probe
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     for index, source in enumerate(cells):
@@ -318,32 +331,17 @@ def _worker(fd: int, control: int, cells: list[str], jobs: list[tuple[Any, list]
     for timer in (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF):
         signal.setitimer(timer, 0)
     _reap_children()
-    for problem, cases in jobs:
-        pid = _fork_child(patience)
-        if pid is None:
-            _send(fd, {"event": "problem-failed", "problem": problem.name, "reason": "processes"})
-            continue
-        if pid == 0:
-            try:
-                os.setpgid(0, 0)
-                _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-                if os.getppid() != me:
-                    _exit(0)
-                restore()
-                _send(fd, {"event": "problem-start", "problem": problem.name})
-                data = probe(problem, namespace, cases, seed)
-                restore()
-                _send(fd, {"event": "problem", "problem": problem.name, "data": data})
-            finally:
-                _exit(0)
-        _, status = _waitpid(pid, 0)
-        try:
-            os.killpg(pid, signal.SIGKILL)  # whatever the probed code left in the child's group
-        except OSError:
-            pass
-        _reap_children()
+    if _threads() > 1:
+        _without_threads()
+        me = _getpid()
+    for problem, cases, expected in jobs:
         restore()
-        _send(fd, {"event": "problem-end", "problem": problem.name, "status": status})
+        _send(fd, {"event": "problem-start", "problem": problem.name})
+        data = probe(problem, namespace, cases, seed, expected)
+        if _getpid() != me:  # the Function forked, and its copy came back here
+            _exit(0)
+        restore()
+        _send(fd, {"event": "problem", "problem": problem.name, "data": data})
 
 
 # -- the grader side --------------------------------------------------------------------------------
@@ -397,9 +395,11 @@ def _processes() -> dict[int, tuple[int, int, str]]:
     return table
 
 
-def _kill_tree(root: int, keep_root: bool = True) -> None:
+def _kill_tree(root: int, keep_root: bool = True) -> int:
     """Kills every descendant of root (and root itself unless keep_root), again and again until none is
-    left alive: processes forking while they are being killed (a fork bomb) are caught in a later round."""
+    left alive: processes forking while they are being killed (a fork bomb) are caught in a later round.
+    Returns how many it found alive at first."""
+    found = 0
     for _ in range(100):
         table = _processes()
         children: dict[int, list[int]] = {}
@@ -414,13 +414,15 @@ def _kill_tree(root: int, keep_root: bool = True) -> None:
         if not keep_root and root in table and table[root][2] not in ("Z", "X"):
             alive.append(root)
         if not alive:
-            return
+            return found
+        found = found or len(alive)
         for pid in alive:
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
         time.sleep(0.005)
+    return found
 
 
 def _kill_group(pgid: int) -> None:
@@ -454,8 +456,9 @@ class _Reaper:
         self.was = _libc().prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0 and flag.value
         self.active = _prctl(PR_SET_CHILD_SUBREAPER, 1) == 0
 
-    def sweep(self, workers: set[int]) -> None:
-        """Kills and reaps the grader's children that are neither workers nor its own helpers."""
+    def sweep(self, workers: set[int]) -> int:
+        """Kills and reaps the grader's children that are neither workers nor its own helpers; returns
+        how many there were."""
         strays = [pid for pid, (ppid, sid, _) in _processes().items()
                   if ppid == self.pid and pid not in workers and pid not in self.before and sid != self.sid]
         for pid in strays:
@@ -468,6 +471,7 @@ class _Reaper:
                 except ChildProcessError:
                     break
                 time.sleep(0.01)
+        return len(strays)
 
     def close(self) -> None:
         if self.active and not self.was:
@@ -492,6 +496,7 @@ class _UserIds:
                 os.close(fd)
                 continue
             self.fds[uid] = fd
+            _kill_user(uid)  # anything left under this id by a grader that was killed
         if not self.fds:
             raise RuntimeError("no free worker user id: too many graders running at once")
         self.free = sorted(self.fds)
@@ -516,13 +521,20 @@ class _UserIds:
 
 
 class _Job:
-    """One running submission, seen from the grader: its pipes, its deadlines and what it said."""
+    """One running submission, seen from the grader: its pipes, its deadlines and what it said.
+
+    A worker that dies or hangs while a problem is measured costs that problem only: the job ends with
+    `remaining` naming the problems still to measure, and run_all starts a new worker for them (the
+    cells run again; their errors and output were recorded the first time)."""
 
     def __init__(self, key: Any, cells: list[str], jobs: list[tuple[Any, list]], limits: Limits, seed: int,
-                 uid: int | None, baseline: int):
-        self.key, self.limits, self.uid = key, limits, uid
-        self.problems = [p.name for p, _ in jobs]
-        self.outcome = Outcome()
+                 uid: int | None, baseline: int, snapshot: _probing.Snapshot, previous: Outcome | None = None):
+        self.key, self.cells, self.jobs, self.limits, self.uid = key, cells, jobs, limits, uid
+        self.problems = [job[0].name for job in jobs]
+        self.outcome = previous or Outcome()
+        self.again = previous is not None
+        self.remaining: list[str] = []
+        self.crowded = False  # the worker was seen with processes of its own
         self.started = time.monotonic()
         self.deadline = self.started + limits.load_seconds
         self.cell, self.loaded, self.current, self.stopped = -1, False, None, False
@@ -531,7 +543,6 @@ class _Job:
         self.output, self.output_dropped = bytearray(), False
         self.workdir = tempfile.mkdtemp(prefix="autograder-")
         if uid is not None:
-            _kill_user(uid)  # anything left under this id by a grader that was killed
             os.chown(self.workdir, uid, uid)
         messages_r, messages_w = os.pipe()
         output_r, output_w = os.pipe()
@@ -543,7 +554,7 @@ class _Job:
             try:
                 _close_except({messages_w, output_w, control_r})  # other workers' pipes are not its business
                 _confine(uid, self.workdir, limits, baseline, grader, output_w, cpu)
-                _worker(messages_w, control_r, cells, jobs, seed, 0.5 * limits.problem_seconds)
+                _worker(messages_w, control_r, cells, jobs, seed, snapshot)
             except BaseException:  # noqa: BLE001
                 pass
             os._exit(0)
@@ -577,6 +588,8 @@ class _Job:
         return True
 
     def keep_output(self, chunk: bytes) -> None:
+        if self.again:
+            return
         room = self.limits.output_bytes - len(self.output)
         if room > 0:
             self.output += chunk[:room]
@@ -610,19 +623,20 @@ class _Job:
         now = time.monotonic()
         if event == "cell":
             self.cell = int(message["index"])
-        elif event == "cell-error" and len(self.outcome.cell_errors) < MAX_CELL_ERRORS:
+        elif event == "cell-error" and not self.again and len(self.outcome.cell_errors) < MAX_CELL_ERRORS:
             self.outcome.cell_errors.append({"index": int(message["index"]) + 1,
                                              "type": str(message.get("type"))[:100],
                                              "error": str(message["error"])[-4000:]})
         elif event == "loaded" and not self.stopped:
-            # Everything about problems said before this is void: code that ran at import wrote it.
-            self.outcome.data.clear()
-            self.outcome.failures.clear()
+            # Everything about this worker's problems said before this is void: code that ran at import wrote it.
+            for name in self.problems:
+                self.outcome.data.pop(name, None)
+                self.outcome.failures.pop(name, None)
             self.loaded, self.current = True, None
             self.deadline = now + self.limits.problem_seconds
             if now - self.cleared >= 1.0:  # a flood of forged "loaded" lines must not keep the grader busy
                 self.cleared = now
-                _kill_tree(self.pid)  # what the cells left running: background processes, a fork bomb
+                self.crowded |= _kill_tree(self.pid) > 0  # what the cells left running: daemons, fork bombs
             with contextlib.suppress(OSError):
                 os.write(self.control, b"g")
         elif not self.loaded or problem not in self.problems:
@@ -634,20 +648,6 @@ class _Job:
             self.deadline = now + self.limits.problem_seconds
         elif event == "problem" and problem == self.current and isinstance(message.get("data"), dict):
             self.outcome.data[problem] = message["data"]
-        elif event == "problem-failed":
-            self.outcome.data.pop(problem, None)
-            self.outcome.failures[problem] = (
-                f"Grading {problem} could not start: your code reached the limit of {self.limits.processes} "
-                f"processes (does it start processes that never end, such as a fork bomb?).")
-        elif event == "problem-end" and problem == self.current:
-            if problem not in self.outcome.data and problem not in self.outcome.failures:
-                status = message.get("status")
-                said = (_describe_status(status) if isinstance(status, int)
-                        else "ended without its measurements")
-                self.outcome.failures[problem] = (
-                    f"Grading {problem} stopped: the process running your code {said} while calling it.")
-            self.current = None
-            self.deadline = now + self.limits.problem_seconds
 
     # -- deadlines and the end ---------------------------------------------------------------------------
 
@@ -658,9 +658,10 @@ class _Job:
             self.outcome.failures[self.current] = (
                 f"Grading {self.current} did not finish within {self.limits.problem_seconds:g} s: calling it "
                 f"loops or waits forever (check forward and backward for endless loops).")
-            _kill_tree(self.pid)  # the problem's child and all it started; the worker goes on
             self.current = None
-            self.deadline = time.monotonic() + self.limits.problem_seconds
+            self.deadline = float("inf")
+            _kill_group(self.pid)  # the worker and all it started; a new one measures the problems left
+            _kill_tree(self.pid, keep_root=False)
         elif self.loaded:
             self.stop("The process running your code stopped responding between two problems.")
         else:
@@ -711,20 +712,27 @@ class _Job:
         if not self.loaded and not self.stopped:
             self.stop(f"Your program {_describe_status(status)} while running cell {self.cell + 1}, so nothing "
                       f"after it could be graded.")
-        for name in self.problems:
-            if name not in self.outcome.data:
-                self.outcome.failures.setdefault(name, f"Grading {name} stopped: the worker {_describe_status(status)}.")
-        if reaper is not None:
-            reaper.sweep(workers)
-        if self.uid is not None:
-            _kill_user(self.uid)
+        data, failures = self.outcome.data, self.outcome.failures
+        if self.current is not None and self.current not in data:
+            failures.setdefault(self.current, f"Grading {self.current} stopped: the process running your code "
+                                              f"{_describe_status(status)} while calling it.")
+        left = [name for name in self.problems if name not in data and name not in failures]
+        if left and len(left) < len(self.problems) and not self.stopped:
+            self.remaining = left  # this worker got somewhere: a new one takes over
+        else:
+            for name in left:
+                failures[name] = f"Grading {name} stopped: the worker {_describe_status(status)}."
+        strays = reaper.sweep(workers) if reaper is not None else 0
+        if self.uid is not None and (strays or self.crowded or reaper is None or not reaper.active):
+            _kill_user(self.uid)  # a backstop: the subreaper already caught whatever left the worker's tree
         for fd in (self.messages, self.printed, self.control, self.pidfd):
             if fd is not None:
                 os.close(fd)
         _remove(self.workdir)
-        text = self.output.decode("utf-8", "replace")
-        self.outcome.output = text + ("\n[... output truncated ...]" if self.output_dropped else "")
-        self.outcome.seconds = time.monotonic() - self.started
+        if not self.again:
+            text = self.output.decode("utf-8", "replace")
+            self.outcome.output = text + ("\n[... output truncated ...]" if self.output_dropped else "")
+        self.outcome.seconds += time.monotonic() - self.started
         return self.outcome
 
 
@@ -739,16 +747,29 @@ def _remove(folder: str) -> None:
     shutil.rmtree(folder, onerror=allow_and_retry)
 
 
-def run_all(tasks: list[tuple[Any, list[str], list[tuple[Any, list]]]], limits: Limits = Limits(),
+def default_workers() -> int:
+    """One worker per core this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def run_all(tasks: list[tuple[Any, list[str], list[tuple[Any, list, list | None]]]], limits: Limits = Limits(),
             workers: int | None = None, seed: int = 0):
-    """Runs (key, cells, [(problem, encoded cases)]) tasks, `workers` at a time; yields (key, Outcome)
-    as each finishes."""
-    workers = workers or os.cpu_count() or 1
+    """Runs (key, cells, [(problem, encoded cases, expected)]) tasks, `workers` at a time (see probe.probe
+    for the cases and expectations); yields (key, Outcome) as each finishes."""
+    workers = workers or default_workers()
     baseline = _baseline_memory()
+    snapshot = _probing.Snapshot()  # the grader as it is before any submission runs, put back in workers
+    # Objects that exist now are never collected: a worker's garbage collector then leaves them alone
+    # instead of writing to every page this process shares with it (copy-on-write is most of a fork's cost).
+    gc.freeze()
     uids = _UserIds(workers) if os.geteuid() == 0 else None
     slots: list[int | None] = list(uids.free) if uids else [None] * workers
     reaper = _Reaper()
-    pending, running = list(tasks), {}
+    pending: list[tuple[Any, list[str], list, Outcome | None]] = [(*task, None) for task in tasks]
+    running: dict[int, _Job] = {}
     selector = selectors.DefaultSelector()
     last_sweep = time.monotonic()
 
@@ -760,9 +781,9 @@ def run_all(tasks: list[tuple[Any, list[str], list[tuple[Any, list]]]], limits: 
     try:
         while pending or running:
             while pending and slots:
-                key, cells, jobs = pending.pop(0)
+                key, cells, jobs, previous = pending.pop(0)
                 slot = slots.pop(0)
-                job = _Job(key, cells, jobs, limits, seed, slot, baseline)
+                job = _Job(key, cells, jobs, limits, seed, slot, baseline, snapshot, previous)
                 job.slot = slot
                 running[job.pid] = job
                 selector.register(job.messages, selectors.EVENT_READ, (job, "messages"))
@@ -785,7 +806,11 @@ def run_all(tasks: list[tuple[Any, list[str], list[tuple[Any, list]]]], limits: 
                 del running[job.pid]
                 slots.append(job.slot)
                 outcome = job.finish(reaper, set(running))
-                yield job.key, outcome
+                if job.remaining:  # the worker died measuring a problem: a new one measures the rest
+                    pending.insert(0, (job.key, job.cells, [j for j in job.jobs if j[0].name in job.remaining],
+                                       outcome))
+                else:
+                    yield job.key, outcome
             now = time.monotonic()
             for job in list(running.values()):
                 if now >= job.deadline:

@@ -20,6 +20,9 @@ class Assignment:
     name: str
     lesson: str
     problems: tuple[Problem, ...]
+    # Modules the lesson's notebook imports beyond torch and numpy: the grader loads them once, so that
+    # every worker it forks has them instead of importing them again for each submission.
+    preload: tuple[str, ...] = ()
 
     @property
     def max_score(self) -> float:

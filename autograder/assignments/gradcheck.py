@@ -14,4 +14,4 @@ SOMETHING = Problem(
            Case((TensorSpec((5,), **AWAY), TensorSpec((5,), **AWAY)))),
 )
 
-ASSIGNMENT = Assignment("gradcheck", "04-gradcheck", (SOMETHING,))
+ASSIGNMENT = Assignment("gradcheck", "04-gradcheck", (SOMETHING,), preload=("matplotlib.pyplot",))
