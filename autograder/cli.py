@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     grading.add_argument("--out", required=True, type=Path, help="folder for the result files")
     grading.add_argument("submissions", nargs="+", type=Path, help=".ipynb or .py files, or folders of them")
     grading.add_argument("--force", action="store_true", help="grade again what is already graded")
-    grading.add_argument("--jobs", type=int, default=None, help="workers in parallel (default: all cores)")
+    grading.add_argument("--jobs", type=int, default=None, help="workers in parallel (default: twice the cores)")
     grading.add_argument("--load-timeout", type=float, default=60.0, help="seconds to run a submission's cells")
     grading.add_argument("--problem-timeout", type=float, default=20.0, help="seconds to grade one problem")
     grading.add_argument("--seed", type=int, default=0, help="seed of the inputs (same seed, same results)")

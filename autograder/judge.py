@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import traceback
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from types import SimpleNamespace
 from typing import Any
 
@@ -19,7 +19,6 @@ from autograder import probe as probing
 from autograder import projections
 from autograder.diagnose import explain, explain_error, explain_swap
 from autograder.problems import Problem
-
 from autograder.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
 
 
@@ -89,13 +88,13 @@ def encoded_cases(problem: Problem, seed: int = 0) -> list[list[Any]]:
     return [probing.encode_args(problem.inputs(i, seed)) for i in range(len(problem.cases))]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _encoded(problem: Problem, seed: int) -> list[list[Any]]:
     """encoded_cases, once: the judge only reads them."""
     return encoded_cases(problem, seed)
 
 
-@lru_cache(maxsize=None)
+@cache
 def reference_data(problem: Problem, seed: int = 0) -> dict:
     """The reference's outputs and whole Jacobians, with PyTorch's own autograd, and its graph."""
     obj = SimpleNamespace(apply=problem.reference) if problem.kind == "function" else problem.reference
@@ -108,7 +107,7 @@ def _sizes(encoded: list[Any]) -> list[int]:
     return [len(a["values"]) for a in encoded if isinstance(a, dict)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _reference_vjps(problem: Problem, seed: int, index: int) -> list[list[list[float]]]:
     """vᵀJ and v2ᵀJ of the reference, along the vectors a student's case of the same output size is
     projected on (shared: not to be changed)."""
@@ -119,7 +118,7 @@ def _reference_vjps(problem: Problem, seed: int, index: int) -> list[list[list[f
     return [[(_t(v) @ jac).tolist() for jac in jacobian] for v in (d.v, d.v2)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def expectations(problem: Problem, seed: int = 0) -> list[dict]:
     """Per case, the reference's vector-Jacobian products, which the probe compares a student's with to
     decide what to measure in full (probe.probe's `expected`)."""
@@ -237,7 +236,7 @@ def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: V
                                               f"the reference's.")
         else:
             _judge_gradient(case, ref, vjps, _reference_vjps(problem, seed, i), fit, verdicts, graphs)
-        _judge_gradcheck(case, vjps[0], d, fit, verdicts, says)
+        _judge_gradcheck(case, vjps, d, fit, verdicts, says)
         if problem.double_backward:
             _judge_second(case.get("second", {}), d, where, verdicts, says, graphs)
 
@@ -290,7 +289,7 @@ def _explain_blocks(mine: list[torch.Tensor], right: list[torch.Tensor], fit: _F
     return said, len(mine) - 1
 
 
-def _judge_gradcheck(case: dict, vjp: list[list[float]], d: projections.Directions, fit: _Fit,
+def _judge_gradcheck(case: dict, vjps: list[list[list[float]]], d: projections.Directions, fit: _Fit,
                      verdicts: Verdicts, says: dict) -> None:
     """Backward against finite differences of the student's own forward: vᵀJu, as gradcheck's fast
     mode compares them, and the whole matrices where they were measured."""
@@ -312,10 +311,10 @@ def _judge_gradcheck(case: dict, vjp: list[list[float]], d: projections.Directio
                                      ("numerical (finite differences)", numeric[k]))]
                 break
     if not said:
-        analytical, numerical = projections.gradcheck_pair(vjp, fd, d)
-        if not projections.close(analytical, numerical, GRADCHECK_RTOL, GRADCHECK_ATOL):
-            said = (f"Along a random direction u, backward gives vᵀJu = {analytical:.6g} but finite differences of "
-                    f"forward give {numerical:.6g}: backward does not compute the derivative of forward.")
+        for analytical, numerical in projections.gradcheck_pairs(vjps, fd, d):
+            if not said and not projections.close(analytical, numerical, GRADCHECK_RTOL, GRADCHECK_ATOL):
+                said = (f"Along a random direction u, backward gives vᵀJu = {analytical:.6g} but finite differences "
+                        f"of forward give {numerical:.6g}: backward does not compute the derivative of forward.")
     if said:
         verdicts.fail("gradcheck", fit.where + said, says.get("gradcheck", ""), figures)
 

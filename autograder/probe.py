@@ -348,13 +348,14 @@ def probe(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int = 
     with _recording_backward(backward_owner, recorded):
         data["cases"] = cases = [measure_case(problem, obj, case, seed, i, recorded)
                                  for i, case in enumerate(encoded_cases)]
-        explained = False
+        explained = [False, False]  # the judge explains a check's first failure: one case in full is enough
         for i, case in enumerate(cases):
-            first, second = _worth_explaining(problem, case, None if expected is None else expected[i], seed, i)
+            wanted = _worth_explaining(problem, case, None if expected is None else expected[i], seed, i)
+            first, second = (want and not done for want, done in zip(wanted, explained))
             if first or second:
                 case.update(explain_case(problem, obj, encoded_cases[i], seed, i, first, second, case))
-                explained = True
-        data["graph"] = backward_graph(problem, obj, encoded_cases[0]) if explained else None
+                explained = [explained[0] or first, explained[1] or second]
+        data["graph"] = backward_graph(problem, obj, encoded_cases[0]) if any(explained) else None
         data["torch_says"] = torch_checks(problem, obj, encoded_cases[0], seed, _worth_quoting(cases, seed))
     if problem.extra_checks:
         data["extra"] = measure_extra(problem, obj, encoded_cases)
@@ -450,8 +451,9 @@ def measure_case(problem, obj, encoded: list[Any], seed: int, index: int, record
     d = case_directions(encoded, out.numel(), seed, index)
     recorded.clear()
     try:
-        case["vjp"] = _vector_jacobian(out, tensors, d.v)
+        first = _vector_jacobian(out, tensors, d.v)
         case["vjp2"] = _vector_jacobian(out, tensors, d.v2)  # again on the same graph: saved tensors intact?
+        case["vjp"] = first
     except BaseException as error:  # noqa: BLE001
         case["backward_error"] = error_data(error, "backward")
     case["backward_returns"] = recorded[0] if recorded else None
@@ -481,7 +483,7 @@ def _worth_explaining(problem, case: dict, expect: dict | None, seed: int, index
         return False, False
     d = _directions_of(case, seed, index)
     first = expect is None or not projections.all_close([case["vjp"], case.get("vjp2")], expect.get("vjps")) \
-        or ("fd" in case and not projections.gradcheck_agrees(case["vjp"], case["fd"], d))
+        or ("fd" in case and not projections.gradcheck_agrees([case["vjp"], case["vjp2"]], case["fd"], d))
     second = case.get("second", {})
     second_worth = "hvp" in second and "fd_v" in second and (expect is None
                                                              or not projections.gradgradcheck_agrees(second, d))
@@ -495,15 +497,11 @@ def explain_case(problem, obj, encoded: list[Any], seed: int, index: int, first:
     found: dict[str, Any] = {}
     if first:
         args = decode_args(encoded)
-        try:
+        with contextlib.suppress(BaseException):  # the projections already hold the failure
             found["jacobian"] = analytical_jacobian(_view(_call(problem, obj, args)),
                                                     [a for a in args if _is_tensor(a)])
-        except BaseException:  # noqa: BLE001 - the projection already holds the failure
-            pass
-        try:
+        with contextlib.suppress(BaseException):
             found["numerical"] = numerical_jacobian(problem, obj, encoded)
-        except BaseException:  # noqa: BLE001
-            pass
     if second:
         d = case_directions(encoded, len(case["output"]["values"]), seed, index)
         found["second"] = {**case["second"], **second_order(problem, obj, encoded, d.v)}
@@ -643,7 +641,7 @@ def second_order(problem, obj, encoded: list[Any], v_values: list[float]) -> dic
     student's backward) and by central differences of the student's first-order backward."""
     result: dict[str, Any] = {}
     try:
-        tensors, v, out, grads = _vjp(problem, obj, encoded, v_values, create_graph=True)
+        tensors, v, _, grads = _vjp(problem, obj, encoded, v_values, create_graph=True)
         sizes = [t.numel() for t in tensors] + [v.numel()]
         rows = []
         for g, t in zip(grads, tensors):
@@ -719,7 +717,7 @@ def _worth_quoting(cases: list[dict], seed: int) -> set[str]:
             worth.add("gradcheck")
             continue
         d = _directions_of(case, seed, index)
-        if not projections.gradcheck_agrees(case["vjp"], case["fd"], d):
+        if not projections.gradcheck_agrees([case["vjp"], case["vjp2"]], case["fd"], d):
             worth.add("gradcheck")
         second = case.get("second", {})
         if "hvp" not in second or "fd_v" not in second or not projections.gradgradcheck_agrees(second, d):

@@ -1,7 +1,11 @@
 """Runs student code in worker processes forked from this (torch-loaded) process, and brings back data.
 
-A worker runs a submission's cells, then forks one child per problem to probe it, so that a hang or a
-crash inside one Function costs only that problem. Workers get a new session, their own user id when
+A worker is one fork per submission: it runs the cells, then measures each problem in turn. A hang or a
+crash inside one Function costs only that problem: the worker is killed (or dies), the problem fails
+with the cause, and a new worker runs the cells again to measure the problems after it. The grader's
+snapshot (probe.Snapshot) is taken here once, before any fork, and the objects that exist then are
+frozen out of garbage collection, so that a worker writes to as few shared pages as it can: on a
+torch-loaded process, copy-on-write faults are most of what a fork costs. Workers get a new session, their own user id when
 the grader runs as root (so they cannot write the output folder, and every process they leave behind
 can be killed), resource limits (memory, processes, file size, CPU), a private working directory, a
 scrubbed environment and, where the kernel has Landlock, no way to write outside that directory, to
@@ -748,11 +752,14 @@ def _remove(folder: str) -> None:
 
 
 def default_workers() -> int:
-    """One worker per core this process may run on."""
+    """Two workers per core this process may run on: a submission that waits (a sleep left in a cell,
+    a file to read) then leaves its core to another instead of idling it. Workers that all compute
+    share the cores at no loss."""
     try:
-        return len(os.sched_getaffinity(0)) or 1
+        cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    return 2 * max(1, cores)
 
 
 def run_all(tasks: list[tuple[Any, list[str], list[tuple[Any, list, list | None]]]], limits: Limits = Limits(),

@@ -717,7 +717,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=60, help="notebooks in the class (default 60)")
     parser.add_argument("--keep", type=Path, help="make the class and both tools' outputs here and keep them")
     parser.add_argument("--seed", type=int, default=0, help="seed of the class's design")
-    parser.add_argument("--jobs", type=int, default=None, help="our grader's workers (default: all cores)")
+    parser.add_argument("--jobs", type=int, default=None, help="our grader's workers (default: the grader's own, twice the cores)")
     parser.add_argument("--overhead", action="store_true",
                         help="only measure where our grader's time goes (no nbgrader): startup, forks, cells, "
                              "probes, judging, feedback")
@@ -730,6 +730,7 @@ def main(argv: list[str] | None = None) -> int:
         return overhead()
 
     from autograder.assignments import find_assignment
+    from autograder.sandbox import default_workers
 
     assignment = find_assignment(ASSIGNMENT)
     bench_python = ensure_bench_venv()
@@ -777,7 +778,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{nb_wall / args.n:.3f} s per submission; one submission after another: {spread(nb_per)}")
         log(f"autograder grade:   {our_wall:8.2f} s wall, {our_cpu:7.2f} s CPU for {args.n} notebooks = "
             f"{our_wall / args.n:.3f} s per submission (mean of the runs before and after nbgrader: "
-            f"{our_wall1:.2f} s and {our_wall2:.2f} s); {args.jobs or os.cpu_count()} workers, a submission "
+            f"{our_wall1:.2f} s and {our_wall2:.2f} s); {args.jobs or default_workers()} workers, a submission "
             f"finished every: {spread(our_per1 + our_per2)}")
         log(f"ratio: {nb_wall / our_wall:.1f}x in wall time, {nb_cpu / our_cpu:.1f}x in CPU time")
         passed = sum(mine.get(p, False) for p in pairs)
