@@ -32,11 +32,11 @@ PROBLEMS = ["KillHead", "MyReLU", "Exp", "LinearFunction"]
 NOBODY = 65534
 # Graded again as an ordinary user: the hazards whose containment does not rest on the worker's user id.
 AS_USER = ["background", "write_output", "kill_grader", "fork_bomb", "fork_once", "hang_backward",
-           "crash_segfault", "exit_os", "print_flood", "patch_autograder", "control_zero_backward",
+           "crash_segfault", "exit_os", "print_flood", "patch_autograder", "thread_patch", "control_zero_backward",
            "control_wrong"]
 # ... and without Landlock: nothing that writes files or signals (the worker shares the grader's user id).
 AS_USER_WITHOUT_LANDLOCK = ["background", "fork_bomb", "hang_backward", "crash_segfault", "exit_os", "memory",
-                            "print_flood", "sigterm", "patch_autograder", "control_zero_backward"]
+                            "print_flood", "sigterm", "patch_autograder", "thread_patch", "control_zero_backward"]
 WITHOUT_LANDLOCK = f"""
 import sys
 from pathlib import Path
@@ -326,6 +326,13 @@ def test_patching_the_autograder_earns_nothing_for_wrong_functions(batch):
         assert tests["gradient"]["status"] == tests["gradcheck"]["status"] == "failed", problem
         assert tests["forward"]["status"] == "passed", problem
     assert_scores_like(batch, "patch_autograder", "control_zero_backward")
+
+
+def test_a_thread_patching_during_the_measurements_costs_nothing(batch):
+    """Does a right submission whose thread, started at import, keeps replacing torch.autograd.grad (and
+    the probe's own copy of it) with one that answers zeros keep full marks: are its Functions measured
+    where that thread does not run?"""
+    assert_full_marks(batch, "thread_patch")
 
 
 def test_lying_tensor_subclass_earns_nothing(batch):

@@ -2,13 +2,13 @@
 
 Measures, on this machine and at its present load (printed):
 - the grader's start (a whole `grade` run of one empty submission, and its parts: import torch, warm up);
-- a fork of the warmed grader (a worker, or a per-problem child, costs about one);
+- a fork of the warmed grader (each submission's worker costs one);
 - the CPU and wall time of one submission in the sandbox (worker, its per-problem children, clean-up),
   for an empty one (import torch only: the sandbox's fixed cost), a right one (alice.py: fixed cost +
   checks) and a wrong one (bob.py);
 - in one process, without the sandbox, for alice and bob: running the cells, probing each problem (and
-  how much of that is PyTorch's own gradcheck messages and the probe's guard against patching), the JSON
-  round trip, judging, and the feedback page.
+  how much of that is the probe's guard against patching), the JSON round trip, judging, and the
+  feedback page.
 """
 
 from __future__ import annotations
@@ -56,10 +56,10 @@ def startup() -> None:
 def per_submission(assignment, k: int = 12) -> None:
     """The CPU each submission's sandbox costs (its worker, the worker's children and the clean-up), read
     from RUSAGE_CHILDREN as each one finishes, one worker at a time; and its wall time."""
-    from autograder.judge import encoded_cases
+    from autograder.batch import problem_jobs
     from autograder.sandbox import Limits, run_all
 
-    jobs = [(p, encoded_cases(p, 0)) for p in assignment.problems]
+    jobs = problem_jobs(assignment, 0)
     for name, source in (("empty (import torch only)", "import torch"),
                          ("right (alice.py)", (EXAMPLES / "alice.py").read_text()),
                          ("wrong (bob.py)", (EXAMPLES / "bob.py").read_text())):
@@ -101,18 +101,18 @@ def in_process() -> None:
     status = Path("/proc/self/status").read_text().splitlines()
     rss = next(int(line.split()[1]) for line in status if line.startswith("VmRSS"))
     print(f"fork + exit + wait of the warmed grader ({rss // 1024} MiB resident): median "
-          f"{statistics.median(forks) * 1e3:.1f} ms; a submission costs 1 worker + 1 child per problem "
-          f"({len(assignment.problems)}) = {1 + len(assignment.problems)} forks, plus the clean-up")
+          f"{statistics.median(forks) * 1e3:.1f} ms; a submission costs one (its worker), plus the clean-up")
 
     from autograder import probe as probing
     from autograder.batch import verdicts_for
-    from autograder.judge import encoded_cases
+    from autograder.judge import encoded_cases, expectations
     from autograder.render import feedback_page
     from autograder.sandbox import Outcome
 
-    if hasattr(probing, "Snapshot") and hasattr(probing, "activate"):
-        probing.activate(probing.Snapshot())  # as in a worker
+    snapshot = probing.Snapshot()
+    probing.activate(snapshot)  # as in a worker: the grader's state put back after every call
     cases = {p.name: encoded_cases(p, 0) for p in assignment.problems}
+    expected = {p.name: expectations(p, 0) for p in assignment.problems}
     for who in ("alice", "bob"):
         source = (EXAMPLES / f"{who}.py").read_text()
         cpu = time.process_time
@@ -121,37 +121,27 @@ def in_process() -> None:
         exec(compile(source, f"{who}.py", "exec"), namespace)  # noqa: S102 - our own example
         cells = cpu() - t
         for p in assignment.problems:  # first calls out of the way
-            probing.probe(p, namespace, cases[p.name], 0)
+            probing.probe(p, namespace, cases[p.name], 0, expected[p.name])
         outcome, probes, wire = Outcome(), {}, 0.0
         for p in assignment.problems:
             t = cpu()
-            data = probing.probe(p, namespace, cases[p.name], 0)
+            snapshot.restore()
+            data = probing.probe(p, namespace, cases[p.name], 0, expected[p.name])
+            snapshot.restore()
             probes[p.name] = cpu() - t
             t = cpu()
             outcome.data[p.name] = json.loads(json.dumps(data))
             wire += cpu() - t
-        checks = 0.0
+        profile = cProfile.Profile()
+        profile.enable()
         for p in assignment.problems:
-            obj = namespace[p.lookup]
-            t = cpu()
-            try:
-                probing.torch_checks(p, obj, cases[p.name][0], 0)
-            except TypeError:
-                probing.torch_checks(p, obj, cases[p.name][0])
-            checks += cpu() - t
-        guard_note = ""
-        if hasattr(probing, "guard"):
-            profile = cProfile.Profile()
-            profile.enable()
-            for p in assignment.problems:
-                probing.probe(p, namespace, cases[p.name], 0)
-            profile.disable()
-            calls = sum(v[1] for k, v in _stats(profile).items() if k[2] == "guard")
-            t = cpu()
-            for _ in range(200):
-                probing.guard()
-            per = (cpu() - t) / 200
-            guard_note = f"; guard(): {calls} calls x {per * 1e3:.2f} ms = {calls * per * 1e3:.0f} ms"
+            probing.probe(p, namespace, cases[p.name], 0, expected[p.name])
+        profile.disable()
+        calls = sum(v[1] for k, v in _stats(profile).items() if k[2] == "guard")
+        t = cpu()
+        for _ in range(200):
+            probing.guard()
+        per = (cpu() - t) / 200
         t = cpu()
         results = verdicts_for(assignment, outcome, 0)
         judging = cpu() - t
@@ -165,7 +155,7 @@ def in_process() -> None:
         print(f"{who} ({sum(not r.passed for r in results)} checks failed), CPU in one process: cells "
               f"{cells * 1e3:.0f} ms; probes {total * 1e3:.0f} ms ("
               + ", ".join(f"{n} {s * 1e3:.0f}" for n, s in probes.items())
-              + f"; of which PyTorch's gradcheck messages {checks * 1e3:.0f} ms{guard_note}); JSON "
+              + f"; guard(): {calls} calls x {per * 1e3:.3f} ms = {calls * per * 1e3:.0f} ms); JSON "
               f"{wire * 1e3:.0f} ms; judging {judging * 1e3:.0f} ms; feedback page {first * 1e3:.0f} ms "
               f"(again, graphs cached: {again * 1e3:.0f} ms)")
 
