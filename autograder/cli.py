@@ -138,6 +138,11 @@ def warm_up(assignment, seed: int) -> None:
     torch.autograd.gradgradcheck(torch.exp, (x,), fast_mode=True)
     for problem in assignment.problems:
         expectations(problem, seed)  # the reference's data, and the directions workers project on
+    extra_checks = {check for problem in assignment.problems for check in problem.extra_checks}
+    if extra_checks:
+        from autograder.probe_modern import warm_up as warm_up_extra_checks
+
+        warm_up_extra_checks(extra_checks)
 
 
 def cmd_grade(args) -> int:
