@@ -24,7 +24,7 @@ def test_directions_are_unit_vectors_exact_in_float32_and_never_zero(seed, case,
     """Is every vector about unit length, with entries that float32 holds exactly, none of them zero and
     none far smaller than the others?"""
     d = directions(seed, case, outputs, tuple(inputs))
-    for vector in [d.v, d.v2, d.uv, *(sum(vs, []) for vs in (d.u, d.w, d.ux))]:
+    for vector in [d.v, d.v2, d.uv, *([x for v in vs for x in v] for vs in (d.u, d.w, d.ux))]:
         assert abs(sum(x * x for x in vector) ** 0.5 - 1) < 1e-2 * len(vector)
         assert all(x != 0 and float(torch.tensor(x, dtype=torch.float32)) == x for x in vector)
         assert min(abs(x) for x in vector) >= 0.4 * max(abs(x) for x in vector) - 2**-12

@@ -22,7 +22,6 @@ def patch_forever():
 sys.setswitchinterval(1e-6)
 threading.Thread(target=patch_forever, daemon=True).start()
 
-import torch
 from torch.autograd import Function
 
 
