@@ -422,10 +422,6 @@ def _sizes(encoded: list[Any]) -> list[int]:
     return [len(a["values"]) for a in encoded if _T.isinstance(a, dict)]
 
 
-def case_directions(encoded: list[Any], outputs: int, seed: int, index: int) -> projections.Directions:
-    return projections.directions(seed, index, outputs, tuple(_sizes(encoded)))
-
-
 def _directions_of(case: dict, seed: int, index: int) -> projections.Directions:
     """The directions a measured case was projected on (its output and its tensor inputs' sizes)."""
     return projections.directions(seed, index, len(case["output"]["values"]), tuple(len(g) for g in case["vjp"]))
@@ -448,7 +444,7 @@ def measure_case(problem, obj, encoded: list[Any], seed: int, index: int, record
     out = _view(out)
     case["output"] = {"type": "Tensor", **plain(out), "has_grad_fn": out.grad_fn is not None}
     tensors = [a for a in args if _is_tensor(a)]
-    d = case_directions(encoded, out.numel(), seed, index)
+    d = projections.directions(seed, index, out.numel(), tuple(_sizes(encoded)))
     recorded.clear()
     try:
         first = _vector_jacobian(out, tensors, d.v)
@@ -503,7 +499,7 @@ def explain_case(problem, obj, encoded: list[Any], seed: int, index: int, first:
         with contextlib.suppress(BaseException):
             found["numerical"] = numerical_jacobian(problem, obj, encoded)
     if second:
-        d = case_directions(encoded, len(case["output"]["values"]), seed, index)
+        d = _directions_of(case, seed, index)
         found["second"] = {**case["second"], **second_order(problem, obj, encoded, d.v)}
     return found
 
