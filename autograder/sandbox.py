@@ -5,14 +5,15 @@ crash inside one Function costs only that problem: the worker is killed (or dies
 with the cause, and a new worker runs the cells again to measure the problems after it. The grader's
 snapshot (probe.Snapshot) is taken here once, before any fork, and the objects that exist then are
 frozen out of garbage collection, so that a worker writes to as few shared pages as it can: on a
-torch-loaded process, copy-on-write faults are most of what a fork costs. Workers get a new session, their own user id when
-the grader runs as root (so they cannot write the output folder, and every process they leave behind
-can be killed), resource limits (memory, processes, file size, CPU), a private working directory, a
-scrubbed environment and, where the kernel has Landlock, no way to write outside that directory, to
-open network connections or to signal processes outside their own sandbox (the grader included),
-whatever their user id. They send back JSON lines only; nothing they send is executed or unpickled
-here, and nothing in a message is trusted: a process is killed because it belongs to a worker's tree,
-never because a message names it.
+torch-loaded process, copy-on-write faults are most of what a fork costs.
+
+Workers get a new session, their own user id when the grader runs as root (so they cannot write the
+output folder, and every process they leave behind can be killed), resource limits (memory, processes,
+file size, CPU), a private working directory, a scrubbed environment and, where the kernel has
+Landlock, no way to write outside that directory, to open network connections or to signal processes
+outside their own sandbox (the grader included), whatever their user id. They send back JSON lines
+only; nothing they send is executed or unpickled here, and nothing in a message is trusted: a process
+is killed because it belongs to a worker's tree, never because a message names it.
 
 Processes a submission leaves behind are found without trusting it: this process becomes a child
 subreaper, so that anything a worker orphans (a double-forked daemon in a session of its own) is
