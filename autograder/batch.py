@@ -11,9 +11,10 @@ from pathlib import Path
 from autograder.assignments import Assignment
 from autograder.judge import CheckResult, Verdicts, encoded_cases, expectations, judge
 from autograder.loader import Submission, load
+from autograder.probe import explain_plan, with_explanation
 from autograder.render import feedback_page
 from autograder.report import grades_csv, read_results, results_json, write_atomic
-from autograder.sandbox import Limits, Outcome, run_all
+from autograder.sandbox import Limits, Measure, Outcome, Pool, Task
 
 
 class UsageError(ValueError):
@@ -69,9 +70,21 @@ def failed_everywhere(assignment: Assignment, reason: str) -> list[CheckResult]:
     return results
 
 
-def problem_jobs(assignment: Assignment, seed: int) -> list[tuple]:
-    """What a worker measures for each problem: (problem, encoded inputs, the reference's projections)."""
-    return [(p, encoded_cases(p, seed), expectations(p, seed)) for p in assignment.problems]
+def problem_jobs(assignment: Assignment, seed: int) -> list[Measure]:
+    """What a worker measures for each problem: how to find and call it, and its inputs. The reference's
+    projections stay here, in the plan that decides which failures to measure in full."""
+    def plan_for(problem, expected):
+        return lambda data: explain_plan(problem, data, expected, seed)
+
+    return [Measure(p.name, p.spec(), encoded_cases(p, seed), p.hidden, plan_for(p, expectations(p, seed)))
+            for p in assignment.problems]
+
+
+def pool_for(assignment: Assignment, limits: Limits, workers: int | None) -> Pool:
+    """A pool whose clean parent has the lesson's modules and checks warmed up (started at once: its
+    interpreter loads while the grader reads the submissions and measures the references)."""
+    extra = {check for problem in assignment.problems for check in problem.extra_checks}
+    return Pool(limits, workers, assignment.preload, tuple(extra))
 
 
 def cell_hint(error: dict) -> str:
@@ -112,7 +125,8 @@ def verdicts_for(assignment: Assignment, outcome: Outcome, seed: int) -> list[Ch
     hint = cell_hint(outcome.cell_errors[0]) if outcome.cell_errors else ""
     for problem in assignment.problems:
         if problem.name in outcome.data:
-            found = _judged(problem, outcome.data[problem.name], seed)
+            data = with_explanation(outcome.data[problem.name], outcome.explanations.get(problem.name))
+            found = _judged(problem, data, seed)
             for r in found:
                 if "is not defined in the submission" in r.message:
                     r.message += hint
@@ -140,10 +154,50 @@ def write_submission(out: Path, assignment: Assignment, sub: Submission, results
     return result
 
 
+def _contained(assignment: Assignment, sub: Submission, outcome: Outcome | None, seed: int) -> list[CheckResult]:
+    """The verdicts on one submission; a failure of the grader's own while judging it fails that
+    submission with the cause, never the batch."""
+    try:
+        if outcome is None:
+            return failed_everywhere(assignment, sub.error)
+        return verdicts_for(assignment, outcome, seed)
+    except Exception as error:  # noqa: BLE001 - one submission never stops a batch
+        return failed_everywhere(assignment, f"The grader failed while judging this submission ({type(error).__name__}: "
+                                             f"{str(error)[:200]}); it is scored 0. Tell your instructor.")
+
+
+def _written(out: Path, assignment: Assignment, sub: Submission, results: list[CheckResult],
+             outcome: Outcome | None) -> dict:
+    """Writes one submission's files. Drawing its page may fail on what the submission produced (then
+    the page says so, without pictures); writing may fail on a full disk (then the submission's row says
+    so, and the batch goes on)."""
+    try:
+        return write_submission(out, assignment, sub, results, outcome)
+    except OSError as error:
+        score = sum(r.score for r in results)
+        print(f"autograder: could not write the results of {sub.id} ({error.strerror or error}); its score "
+              f"{score:g} is in grades.csv only. Free some space and run the same command again.", file=sys.stderr)
+        return {"score": score, "tests": [{"name": r.name, "score": r.score} for r in results], "unwritten": True}
+    except Exception as error:  # noqa: BLE001 - a page that cannot be drawn costs its pictures only
+        for r in results:
+            r.figures = []
+        results[0].details += f"\n(The grader could not draw this page's pictures: {type(error).__name__}.)"
+        return write_submission(out, assignment, sub, results, outcome)
+
+
 def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = False, workers: int | None = None,
-          limits: Limits = Limits(), seed: int = 0, progress: bool = True) -> list[Graded]:
+          limits: Limits | None = None, seed: int = 0, progress: bool = True) -> list[Graded]:
     """Grades every submission found in paths and writes the result files under out."""
     prepare_out(out)
+    pool = pool_for(assignment, limits or Limits(), workers)  # before anything about the class is read
+    try:
+        return _grade(pool, assignment, paths, out, force, seed, progress)
+    finally:
+        pool.close()
+
+
+def _grade(pool: Pool, assignment: Assignment, paths: list[Path], out: Path, force: bool, seed: int,
+           progress: bool) -> list[Graded]:
     subs = load(paths)
     by_id = {s.id: s for s in subs}
     rows: dict[str, dict] = {}
@@ -155,21 +209,27 @@ def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = Fa
             rows[sub.id] = previous
             graded.append(Graded(sub.id, previous["score"], assignment.max_score, 0.0, True, out / sub.id / "feedback.html"))
         elif sub.error:
-            rows[sub.id] = write_submission(out, assignment, sub, failed_everywhere(assignment, sub.error), None)
+            rows[sub.id] = _written(out, assignment, sub, _contained(assignment, sub, None, seed), None)
             graded.append(Graded(sub.id, 0.0, assignment.max_score, 0.0, False, out / sub.id / "feedback.html"))
         else:
             todo.append(sub)
-    tasks = [(s.id, s.cells, problem_jobs(assignment, seed)) for s in todo]
+    jobs = problem_jobs(assignment, seed)
+    tasks = [Task(s.id, s.cells, jobs) for s in todo]
     bar = _progress(len(tasks), progress)
-    for sid, outcome in run_all(tasks, limits, workers, seed):
+    for sid, outcome in pool.run(tasks, seed):
         sub = by_id[sid]
-        rows[sid] = write_submission(out, assignment, sub, verdicts_for(assignment, outcome, seed), outcome)
+        rows[sid] = _written(out, assignment, sub, _contained(assignment, sub, outcome, seed), outcome)
         graded.append(Graded(sid, rows[sid]["score"], assignment.max_score, outcome.seconds, False,
                              out / sid / "feedback.html"))
         bar.update(1)
     bar.close()
     ordered = [(s.id, rows[s.id]) for s in subs]
-    write_atomic(out / "grades.csv", grades_csv(ordered, [p.name for p in assignment.problems], assignment.max_score))
+    try:
+        write_atomic(out / "grades.csv", grades_csv(ordered, [p.name for p in assignment.problems],
+                                                    assignment.max_score))
+    except OSError as error:
+        raise UsageError(f"Could not write {out / 'grades.csv'} ({error.strerror or error}). Every submission "
+                         f"graded so far is saved: free some space and run the same command again.") from None
     order = {s.id: i for i, s in enumerate(subs)}
     return sorted(graded, key=lambda g: order[g.submission])
 

@@ -20,10 +20,6 @@ from pathlib import Path
 
 from autograder.gradescope import VISIBILITIES
 
-# Modules every lesson's notebook imports: loaded once here so that each forked worker has them
-# (an assignment adds its lesson's own, Assignment.preload).
-PRELOAD = ("numpy", "torch.nn", "torch.nn.functional", "torch.autograd.function", "torch.optim", "graphviz")
-
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one paragraph and exit status 2, no usage dump
@@ -118,33 +114,6 @@ def cmd_list(args) -> int:
     return 0
 
 
-def warm_up(assignment, seed: int) -> None:
-    """Imports and first-call work done once here rather than in every worker."""
-    import importlib
-
-    import torch
-
-    from autograder.judge import expectations
-
-    torch.set_num_threads(1)  # one thread per worker; also keeps fork() safe
-    os.environ.setdefault("MPLBACKEND", "Agg")  # as in workers: no display
-    for name in PRELOAD + assignment.preload:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            pass
-    x = torch.ones(2, dtype=torch.float64, requires_grad=True)
-    torch.autograd.grad(x * x, x, torch.ones(2, dtype=torch.float64), create_graph=True)
-    torch.autograd.gradgradcheck(torch.exp, (x,), fast_mode=True)
-    for problem in assignment.problems:
-        expectations(problem, seed)  # the reference's data, and the directions workers project on
-    extra_checks = {check for problem in assignment.problems for check in problem.extra_checks}
-    if extra_checks:
-        from autograder.probe_modern import warm_up as warm_up_extra_checks
-
-        warm_up_extra_checks(extra_checks)
-
-
 def cmd_grade(args) -> int:
     from autograder.assignments import find_assignment
     from autograder.batch import UsageError, grade
@@ -158,8 +127,12 @@ def cmd_grade(args) -> int:
         assignment = find_assignment(args.assignment)
     except LookupError as error:
         fail(str(error))
-    warm_up(assignment, args.seed)
-    limits = Limits(load_seconds=args.load_timeout, problem_seconds=args.problem_timeout)
+    try:
+        limits = Limits(load_seconds=args.load_timeout, problem_seconds=args.problem_timeout)
+    except ValueError as error:
+        fail(f"{error}: give --load-timeout and --problem-timeout as seconds greater than 0")
+    if args.jobs is not None and args.jobs < 1:
+        fail(f"--jobs must be at least 1, not {args.jobs}")
     try:
         graded = grade(assignment, args.submissions, args.out, args.force, args.jobs, limits, args.seed,
                        progress=not args.quiet)

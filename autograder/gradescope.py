@@ -518,20 +518,13 @@ def run(root: Path) -> int:
         close_grader_files(root)
         import autograder
         from autograder.batch import failed_everywhere, problem_jobs, verdicts_for
-        from autograder.cli import warm_up
         from autograder.loader import NoSubmissions, load
-        from autograder.sandbox import Limits, run_all
+        from autograder.sandbox import Limits, Pool, Task
 
         print(f"autograder: {assignment.name} from {Path(autograder.__file__).parent}, Python {sys.executable}")
         if not world_readable(Path(sys.executable)) or not world_readable(Path(importlib.import_module("torch").__file__)):
             print("autograder: warning: Python or its packages are not world-readable; students' code can import "
                   "only what the grader loaded first (setup.sh installs them where every user may read).")
-        warm_up(assignment, settings.seed)
-        for name in PRELOAD:
-            try:
-                importlib.import_module(name)
-            except ImportError:
-                pass
         try:
             subs = load([root / "submission"])
         except NoSubmissions:
@@ -542,15 +535,20 @@ def run(root: Path) -> int:
             name = sub.path.relative_to(root / "submission").as_posix()
             by_id[sub.id] = FileResult(name, sub.sha256, failed_everywhere(assignment, sub.error) if sub.error else [])
             files.append(by_id[sub.id])
-        tasks = [(s.id, s.cells, problem_jobs(assignment, settings.seed)) for s in subs if not s.error]
+        jobs = problem_jobs(assignment, settings.seed)
+        tasks = [Task(s.id, s.cells, jobs) for s in subs if not s.error]
         limits = Limits(load_seconds=settings.load_seconds, problem_seconds=settings.problem_seconds,
                         keep_read_search=False)
-        for sid, outcome in run_all(tasks, limits, workers=max(1, min(len(tasks), os.cpu_count() or 1)),
-                                    seed=settings.seed):
-            f = by_id[sid]
-            f.results = verdicts_for(assignment, outcome, settings.seed)
-            f.cell_errors, f.output = outcome.cell_errors, outcome.output
-            print(f"autograder: {f.name}: {f.score():g}/{assignment.max_score:g} in {outcome.seconds:.1f} s")
+        extra_checks = tuple({c for p in assignment.problems for c in p.extra_checks})
+        pool = Pool(limits, max(1, min(len(tasks), os.cpu_count() or 1)), assignment.preload + PRELOAD, extra_checks)
+        try:
+            for sid, outcome in pool.run(tasks, settings.seed):
+                f = by_id[sid]
+                f.results = verdicts_for(assignment, outcome, settings.seed)
+                f.cell_errors, f.output = outcome.cell_errors, outcome.output
+                print(f"autograder: {f.name}: {f.score():g}/{assignment.max_score:g} in {outcome.seconds:.1f} s")
+        finally:
+            pool.close()
         document = results_document(assignment, files, settings, time.monotonic() - started)
     except Exception as error:  # noqa: BLE001 - students still get a results.json that says so
         traceback.print_exc(file=sys.stdout)

@@ -84,7 +84,7 @@ _PROTECTED_MODULES = {"torch", "torch._tensor", "torch.functional", "torch.overr
                       "types", "functools", "operator", "math", "copy", "contextlib", "resource", "signal",
                       "selectors", "struct", "ctypes", "errno", "stat", "fcntl", "time"}
 # The few looked at again after every call into the submission (cheap enough to do hundreds of times).
-_HOT_MODULES = ("autograder.probe", "autograder.probe_modern", "autograder.graphs", "autograder.sandbox",
+_HOT_MODULES = ("autograder.probe", "autograder.probe_modern", "autograder.graphs", "autograder.sandbox.worker",
                 "builtins", "torch.autograd", "torch.autograd.function", "torch.autograd.graph",
                 "torch.autograd.gradcheck")
 _HOT_CLASSES = (torch.Tensor, torch.autograd.Function)
@@ -329,17 +329,23 @@ def error_data(error: BaseException, where: str) -> dict:
 
 # -- the measurements --------------------------------------------------------------------------------
 
-def probe(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int = 0,
-          expected: list[dict] | None = None) -> dict:
-    """Everything the judge needs about one problem in a submission's namespace: every case through
-    random projections (projections.py), and in full only where they differ from `expected` (the
-    reference's vector-Jacobian products, from judge.expectations) or from finite differences, to
-    explain the failure. Without `expected`, every case is measured in full."""
+def _function_of(problem, namespace: dict) -> tuple[Any, dict]:
+    """The submission's object for a problem, and what the judge needs to know about it."""
     obj = namespace.get(problem.lookup)
     data: dict[str, Any] = {"defined": obj is not None, "kind": describe_kind(obj),
                             "also": {n: describe_kind(namespace.get(n)) for n in problem.also_functions}}
     if obj is None or (problem.kind == "function" and data["kind"] != "Function") \
             or (problem.kind == "callable" and not callable(obj)):
+        return None, data
+    return obj, data
+
+
+def measure(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int = 0) -> dict:
+    """Everything the judge needs about one problem in a submission's namespace, through random
+    projections (projections.py): no reference is needed or known here. Which failures deserve to be
+    measured in full is decided by the grader (`explain_plan`), which then asks for `explain`."""
+    obj, data = _function_of(problem, namespace)
+    if obj is None:
         return data
     _reset_torch()
     guard()
@@ -348,18 +354,80 @@ def probe(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int = 
     with _recording_backward(backward_owner, recorded):
         data["cases"] = cases = [measure_case(problem, obj, case, seed, i, recorded)
                                  for i, case in enumerate(encoded_cases)]
-        explained = [False, False]  # the judge explains a check's first failure: one case in full is enough
-        for i, case in enumerate(cases):
-            wanted = _worth_explaining(problem, case, None if expected is None else expected[i], seed, i)
-            first, second = (want and not done for want, done in zip(wanted, explained))
-            if first or second:
-                case.update(explain_case(problem, obj, encoded_cases[i], seed, i, first, second, case))
-                explained = [explained[0] or first, explained[1] or second]
-        data["graph"] = backward_graph(problem, obj, encoded_cases[0]) if any(explained) else None
         data["torch_says"] = torch_checks(problem, obj, encoded_cases[0], seed, _worth_quoting(cases, seed))
     if problem.extra_checks:
         data["extra"] = measure_extra(problem, obj, encoded_cases)
     return data
+
+
+def explain_plan(problem, data: dict, expected: list[dict] | None, seed: int = 0) -> dict | None:
+    """Which cases to measure in full, from a first measurement and the reference's vector-Jacobian
+    products (`expected`, from judge.expectations; None: explain every failure found without them). Pure
+    arithmetic on plain data: the grader runs it, so reference answers never reach a worker. The judge
+    explains a check's first failure, so one case in full for each order is enough."""
+    cases = data.get("cases")
+    if not isinstance(cases, list):
+        return None
+    plan, explained = [], [False, False]
+    for i, case in enumerate(cases):
+        expect = None if expected is None or i >= len(expected) else expected[i]
+        wanted = _worth_explaining(case, expect, seed, i)
+        first, second = (want and not done for want, done in zip(wanted, explained))
+        if first or second:
+            plan.append([i, first, second])
+            explained = [explained[0] or first, explained[1] or second]
+    return {"cases": plan} if plan else None
+
+
+def explain(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int, measured: dict,
+            plan: Any) -> dict:
+    """What `plan` asks for, measured in full: whole Jacobians of the failing cases and the graph of the
+    student's backward, as {"cases": {index: found}, "graph": ...}."""
+    obj, _ = _function_of(problem, namespace)
+    cases = measured.get("cases") or []
+    found: dict[str, Any] = {"cases": {}, "graph": None}
+    if obj is None or not isinstance(plan, dict):
+        return found
+    _reset_torch()
+    guard()
+    for entry in plan.get("cases", [])[:2]:
+        try:
+            i, first, second = int(entry[0]), bool(entry[1]), bool(entry[2])
+            case = cases[i]
+            found["cases"][str(i)] = explain_case(problem, obj, encoded_cases[i], seed, i, first, second, case)
+        except (IndexError, TypeError, ValueError, KeyError):
+            continue
+    if found["cases"]:
+        found["graph"] = backward_graph(problem, obj, encoded_cases[0])
+    return found
+
+
+def with_explanation(measured: dict, found: dict | None) -> dict:
+    """The measurement with the failures measured in full merged in (both untrusted: anything malformed
+    is left out, and the judge works from the projections alone)."""
+    data = dict(measured)
+    data.setdefault("graph", None)
+    if not isinstance(found, dict) or not isinstance(data.get("cases"), list):
+        return data
+    cases = [dict(c) if isinstance(c, dict) else c for c in data["cases"]]
+    for key, extra in (found.get("cases") or {}).items():
+        if str(key).isdigit() and int(key) < len(cases) and isinstance(extra, dict) \
+                and isinstance(cases[int(key)], dict):
+            cases[int(key)].update({k: v for k, v in extra.items() if k in ("jacobian", "numerical", "second")})
+    data["cases"] = cases
+    if isinstance(found.get("graph"), dict):
+        data["graph"] = found["graph"]
+    return data
+
+
+def probe(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int = 0,
+          expected: list[dict] | None = None) -> dict:
+    """measure, plan and explain in one process: the inline check(), where the reference is the
+    notebook's own business."""
+    data = measure(problem, namespace, encoded_cases, seed)
+    plan = explain_plan(problem, data, expected, seed)
+    found = explain(problem, namespace, encoded_cases, seed, data, plan) if plan else None
+    return with_explanation(data, found)
 
 
 def describe_kind(obj: Any) -> str:
@@ -470,12 +538,12 @@ def reference_case(problem, obj, encoded: list[Any]) -> dict:
             "jacobian": analytical_jacobian(out, [a for a in args if _is_tensor(a)])}
 
 
-def _worth_explaining(problem, case: dict, expect: dict | None, seed: int, index: int) -> tuple[bool, bool]:
+def _worth_explaining(case: dict, expect: dict | None, seed: int, index: int) -> tuple[bool, bool]:
     """Whether to measure this case's first and second derivatives in full: where the projections
     disagree (so the judge can say where and how), or with nothing to compare them with. This only
     chooses what to measure; the verdicts are the judge's, from the projections and whatever else
     comes back."""
-    if "vjp" not in case:
+    if not isinstance(case, dict) or "vjp" not in case:
         return False, False
     d = _directions_of(case, seed, index)
     first = expect is None or not projections.all_close([case["vjp"], case.get("vjp2")], expect.get("vjps")) \

@@ -102,3 +102,34 @@ class Problem:
 
     def call(self, obj: Any, args: list[Any]) -> Any:
         return obj.apply(*args) if self.kind == "function" else obj(*args)
+
+    def spec(self) -> dict:
+        """What a grading worker may know of this problem: how to find and call the Function and what to
+        measure; never the reference, the points or whether it is hidden."""
+        return {"name": self.name, "entry": self.entry, "kind": self.kind, "double_backward": self.double_backward,
+                "extra_checks": list(self.extra_checks), "also_functions": list(self.also_functions)}
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A problem as a grading worker knows it (Problem.spec()): enough to measure, nothing to compare with."""
+
+    name: str
+    entry: str = ""
+    kind: str = "function"
+    double_backward: bool = False
+    extra_checks: tuple[str, ...] = ()
+    also_functions: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Spec:
+        return cls(str(data["name"]), str(data.get("entry", "")), str(data.get("kind", "function")),
+                   bool(data.get("double_backward")), tuple(data.get("extra_checks", ())),
+                   tuple(data.get("also_functions", ())))
+
+    @property
+    def lookup(self) -> str:
+        return self.entry or self.name
+
+    def call(self, obj: Any, args: list[Any]) -> Any:
+        return obj.apply(*args) if self.kind == "function" else obj(*args)

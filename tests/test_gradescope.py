@@ -135,7 +135,7 @@ def test_archive_holds_what_gradescope_needs(archive):
         settings = json.loads(z.read("gradescope.json"))
     for script in ("setup.sh", "run_autograder"):
         assert script in names and modes[script] & 0o111, script
-    assert {"requirements.txt", "autograder/__init__.py", "autograder/gradescope.py", "autograder/sandbox.py",
+    assert {"requirements.txt", "autograder/__init__.py", "autograder/gradescope.py", "autograder/sandbox/pool.py",
             "autograder/assignments/custom_functions.py", "autograder/templates/report.html.j2"} <= set(names)
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc") or n.startswith("/")]
     assert settings["assignment"] == "custom-functions"

@@ -57,13 +57,13 @@ def per_submission(assignment, k: int = 12) -> None:
     """The CPU each submission's sandbox costs (its worker, the worker's children and the clean-up), read
     from RUSAGE_CHILDREN as each one finishes, one worker at a time; and its wall time."""
     from autograder.batch import problem_jobs
-    from autograder.sandbox import Limits, run_all
+    from autograder.sandbox import Limits, Task, run_all
 
     jobs = problem_jobs(assignment, 0)
     for name, source in (("empty (import torch only)", "import torch"),
                          ("right (alice.py)", (EXAMPLES / "alice.py").read_text()),
                          ("wrong (bob.py)", (EXAMPLES / "bob.py").read_text())):
-        tasks = [(i, [source], jobs) for i in range(k)]
+        tasks = [Task(i, [source], jobs) for i in range(k)]
         cpu, wall = [], []
         last = resource.getrusage(resource.RUSAGE_CHILDREN)
         for _, outcome in run_all(tasks, Limits(), 1, 0):
@@ -82,10 +82,10 @@ def in_process() -> None:
 
     t1 = time.perf_counter()
     from autograder.assignments import find_assignment
-    from autograder.cli import warm_up
+    from autograder.batch import problem_jobs
 
     assignment = find_assignment(ASSIGNMENT)
-    warm_up(assignment, 0)
+    problem_jobs(assignment, 0)  # the references measured once, as the grader does
     t2 = time.perf_counter()
     print(f"in the grader: import torch {t1 - t0:.2f} s, the rest of the warm-up {t2 - t1:.2f} s")
     per_submission(assignment)

@@ -1,0 +1,3 @@
+from autograder.sandbox.server import main
+
+main()

@@ -1,0 +1,299 @@
+"""The kernel's confinement of one worker, applied by the worker to itself before any student code runs:
+a session, resource limits, a user id of its own, IPC and network namespaces, Landlock and seccomp.
+
+Each mechanism is used where the kernel offers it and silently skipped where it does not; `available()`
+says which are in force, so that the tests can say what they skip.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import resource
+import signal
+import struct
+import sys
+import tempfile
+from dataclasses import dataclass
+
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_KEEPCAPS, PR_SET_NO_NEW_PRIVS = 1, 4, 8, 38
+PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER = 36, 37
+CAP_DAC_READ_SEARCH, CAPABILITY_VERSION_3 = 2, 0x20080522
+CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWNET = 0x08000000, 0x10000000, 0x40000000
+_LIBC: list = []
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per submission. Times are wall-clock seconds, counted by the grader alone."""
+
+    load_seconds: float = 60.0  # running all cells
+    problem_seconds: float = 20.0  # measuring one problem (and, once more, explaining its failure)
+    memory_bytes: int = 3 * 1024**3  # a memory cgroup's limit, or address space on top of the parent's
+    processes: int = 32  # processes and threads of the worker (its cgroup, or its user id)
+    file_bytes: int = 16 * 1024**2  # largest file a worker may write
+    open_files: int = 256
+    output_bytes: int = 64 * 1024  # printed output kept for the feedback
+    # Keep CAP_DAC_READ_SEARCH after dropping to the worker uid (an interpreter under /root still imports);
+    # Landlock then limits reading to the interpreter, its packages and the system's libraries. False drops
+    # every capability: the worker reads only what its uid may, so a folder of mode 700 (Gradescope's
+    # /autograder/source) is closed to it; Python must then be world-readable.
+    keep_read_search: bool = True
+    landlock: bool = True  # confine reads, writes, network and signals with Landlock where the kernel has it
+    cgroups: bool = True  # a memory, CPU-share and process cgroup per worker where one can be written
+
+    def __post_init__(self):
+        for name in ("load_seconds", "problem_seconds"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be a positive number of seconds, not {getattr(self, name)!r}")
+
+
+def libc():
+    if not _LIBC:
+        lib = ctypes.CDLL(None, use_errno=True)
+        lib.syscall.restype = ctypes.c_long
+        _LIBC.append(lib)
+    return _LIBC[0]
+
+
+def prctl(option: int, value: int) -> int:
+    return libc().prctl(ctypes.c_int(option), ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0),
+                        ctypes.c_ulong(0))
+
+
+def baseline_memory() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def close_except(keep: set[int]) -> None:
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _keep_only_read_search() -> None:
+    """After dropping to the worker's user id, keep one capability: reading and listing any path, so
+    that Python can import from an interpreter installed where that user may not look (e.g. under
+    /root). Landlock narrows it to the interpreter and the system's libraries."""
+    header = (ctypes.c_uint32 * 2)(CAPABILITY_VERSION_3, 0)
+    bit = 1 << CAP_DAC_READ_SEARCH
+    data = (ctypes.c_uint32 * 6)(bit, bit, 0, 0, 0, 0)  # effective, permitted, inheritable (x2 words)
+    libc().capset(header, data)
+
+
+# -- namespaces ----------------------------------------------------------------------------------------
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def new_namespaces() -> bool:
+    """An IPC namespace (no System V shared memory, semaphores or message queues shared with another
+    submission: they vanish with the worker) and a network namespace with no interface but a loopback
+    that is down. As root directly; otherwise inside a user namespace that maps the same user id."""
+    flags = CLONE_NEWIPC | CLONE_NEWNET
+    if os.geteuid() == 0:
+        return libc().unshare(ctypes.c_int(flags)) == 0
+    uid, gid = os.geteuid(), os.getegid()
+    if libc().unshare(ctypes.c_int(flags | CLONE_NEWUSER)) != 0:
+        return False
+    try:
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"{uid} {uid} 1")
+        _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    except OSError:
+        pass
+    return True
+
+
+# -- Landlock ----------------------------------------------------------------------------------------------
+
+_SYS_LANDLOCK_CREATE_RULESET, _SYS_LANDLOCK_ADD_RULE, _SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
+_LL_EXECUTE, _LL_WRITE_FILE, _LL_READ_FILE, _LL_READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+_LL_WRITES_V1 = sum(1 << b for b in range(4, 13))  # remove dir/file, make char/dir/reg/sock/fifo/block/sym
+_LL_REFER, _LL_TRUNCATE, _LL_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
+_LL_READS = _LL_EXECUTE | _LL_READ_FILE | _LL_READ_DIR
+_SYSTEM_READS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/proc", "/sys", "/dev", "/etc/ld.so.cache",
+                 "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/fonts",
+                 "/etc/matplotlibrc", "/etc/ssl", "/etc/alternatives", "/etc/os-release")
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version, 0 when there is none."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        version = libc().syscall(ctypes.c_long(_SYS_LANDLOCK_CREATE_RULESET), None, ctypes.c_size_t(0),
+                                 ctypes.c_uint32(1))
+    except (OSError, AttributeError):
+        return 0
+    return max(0, int(version))
+
+
+@functools.cache
+def readable_paths() -> list[str]:
+    """What a worker may read: the interpreter, the packages it imported or may import, the system's
+    libraries and a few files of /etc. Not the submissions, the output folder, the instructor's extra
+    files, Gradescope's /autograder/source or anyone's home. Worked out once, in the clean parent."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *_SYSTEM_READS}
+    paths.update(p for p in sys.path if p not in ("", os.sep) and os.path.isabs(p))
+    for module in list(sys.modules.values()):
+        folders = getattr(module, "__path__", None)
+        if isinstance(folders, list):  # a package (some modules answer __path__ with other things)
+            paths.update(f for f in folders if isinstance(f, str) and os.path.isabs(f))
+    return sorted(p for p in paths if os.path.exists(p) and p != os.sep)
+
+
+def landlock(workdir: str, reads: list[str] | None) -> int:
+    """Confines this process and everything it starts: files may be written only inside workdir (and
+    /dev/null), read only there and in `reads` (None: reading is left to the user id), TCP connections
+    and listening are refused (ABI 4), and no signal reaches a process outside this sandbox (ABI 6).
+    Returns the ABI used, 0 when Landlock is not in force."""
+    abi = landlock_abi()
+    if abi < 1:
+        return 0
+    writes = _LL_WRITE_FILE | _LL_WRITES_V1 | (_LL_REFER if abi >= 2 else 0) | (_LL_TRUNCATE if abi >= 3 else 0) \
+        | (_LL_IOCTL_DEV if abi >= 5 else 0)
+    fs = writes | (_LL_READS if reads is not None else 0)
+    net = 0b11 if abi >= 4 else 0  # bind and connect TCP
+    scoped = 0b11 if abi >= 6 else 0  # abstract unix sockets and signals
+    attr = struct.pack("=QQQ", fs, net, scoped)[: 8 if abi < 4 else 16 if abi < 6 else 24]
+    buffer = ctypes.create_string_buffer(attr, len(attr))
+    lib = libc()
+    ruleset = lib.syscall(ctypes.c_long(_SYS_LANDLOCK_CREATE_RULESET), buffer, ctypes.c_size_t(len(attr)),
+                          ctypes.c_uint32(0))
+    if ruleset < 0:
+        return 0
+    file_only = _LL_EXECUTE | _LL_WRITE_FILE | _LL_READ_FILE | _LL_TRUNCATE | _LL_IOCTL_DEV
+    rules = [(workdir, fs), (os.devnull, (_LL_WRITE_FILE | _LL_READ_FILE | _LL_TRUNCATE | _LL_IOCTL_DEV) & fs)]
+    rules += [(path, _LL_READS & fs) for path in reads or ()]
+    try:
+        for path, rights in rules:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                if not os.path.isdir(path):
+                    rights &= file_only
+                rule = ctypes.create_string_buffer(struct.pack("=Qi", rights, fd), 12)
+                if lib.syscall(ctypes.c_long(_SYS_LANDLOCK_ADD_RULE), ctypes.c_int(ruleset), ctypes.c_int(1),
+                               rule, ctypes.c_uint32(0)) < 0 and path in (workdir, os.devnull):
+                    return 0
+            finally:
+                os.close(fd)
+        if prctl(PR_SET_NO_NEW_PRIVS, 1) != 0:
+            return 0
+        if lib.syscall(ctypes.c_long(_SYS_LANDLOCK_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
+            return 0
+        return abi
+    finally:
+        os.close(ruleset)
+
+
+# -- seccomp ---------------------------------------------------------------------------------------------
+
+# Calls that escape the memory limits (memory behind a file descriptor is not address space), read or
+# write another process's memory, or bypass the other filters; refused with EPERM.
+REFUSED_CALLS = ("memfd_create", "memfd_secret", "userfaultfd", "ptrace", "process_vm_readv", "process_vm_writev",
+                 "io_uring_setup", "keyctl", "add_key", "request_key", "perf_event_open", "bpf", "unshare",
+                 "setns", "mount", "pivot_root", "kexec_load")
+
+
+def seccomp() -> bool:
+    """Refuses REFUSED_CALLS through libseccomp (the pyseccomp binding); False where it is missing."""
+    try:
+        import errno
+
+        import pyseccomp
+    except (ImportError, OSError):
+        return False
+    try:
+        rules = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
+        for call in REFUSED_CALLS:
+            try:
+                rules.add_rule(pyseccomp.ERRNO(errno.EPERM), call)
+            except (ValueError, RuntimeError, OSError):
+                pass  # a call this kernel or architecture does not have
+        rules.load()
+        return True
+    except Exception:  # noqa: BLE001 - no seccomp in this kernel or container
+        return False
+
+
+def available() -> dict[str, bool]:
+    """Which mechanisms this machine offers a worker (for the tests and the docs)."""
+    try:
+        import pyseccomp  # noqa: F401
+
+        has_seccomp = True
+    except (ImportError, OSError):
+        has_seccomp = False
+    return {"landlock": landlock_abi() >= 1, "seccomp": has_seccomp}
+
+
+# -- the whole confinement -----------------------------------------------------------------------------
+
+SAFE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg", "AUTOGRADER_BATCH": "1", "PYTHONHASHSEED": "0"}
+
+
+def _tasks_of_user(uid: int) -> int:
+    """Processes and threads running under uid (what RLIMIT_NPROC counts)."""
+    count = 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid == uid:
+                    count += len(os.listdir(f"/proc/{name}/task"))
+            except OSError:
+                pass
+    return count
+
+
+def confine(uid: int | None, workdir: str, limits: Limits, baseline: int, cpu_seconds: float) -> None:
+    """Everything but the parent-death signal (set once the grader has adopted the worker)."""
+    os.setsid()
+    try:
+        _write("/proc/self/oom_score_adj", "1000")  # a worker dies first when memory runs out
+    except OSError:
+        pass
+    new_namespaces()
+    # The address space limit gives an ordinary memory hog a MemoryError it can be told about; the cgroup
+    # the cgroup, where there is one, also counts what address space misses: shared memory, memfd, the page cache of its files.
+    for res, value in ((resource.RLIMIT_AS, baseline + limits.memory_bytes), (resource.RLIMIT_FSIZE, limits.file_bytes),
+                       (resource.RLIMIT_CORE, 0), (resource.RLIMIT_CPU, int(cpu_seconds) + 1),
+                       (resource.RLIMIT_NOFILE, limits.open_files)):
+        resource.setrlimit(res, (value, value))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    if uid is not None:
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+        if limits.keep_read_search:
+            prctl(PR_SET_KEEPCAPS, 1)  # without it, setuid() clears every capability
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+        if limits.keep_read_search:
+            _keep_only_read_search()
+    else:  # the limit counts every process of this user, the grader's own included
+        nproc = _tasks_of_user(os.getuid()) + limits.processes
+        _, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+        if hard == resource.RLIM_INFINITY or nproc < hard:
+            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    os.chdir(workdir)
+    os.environ.clear()
+    os.environ.update(SAFE_ENV, HOME=workdir, TMPDIR=workdir)
+    tempfile.tempdir = workdir
+    if limits.landlock:
+        landlock(workdir, readable_paths())
+    seccomp()

@@ -1,0 +1,342 @@
+"""One worker seen from the grader: the submission's payload, the worker's pipes, its deadline, and the
+problems asked for one at a time. Every deadline is set here, from the moment the grader asks for
+something: the load from the worker's start, each problem from the moment it is asked for. Nothing a
+worker writes moves one, and nothing it writes is trusted beyond being data about its own submission."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from autograder.sandbox.cgroups import Cgroups, Group
+from autograder.sandbox.confine import Limits
+from autograder.sandbox.processes import (
+    WORKDIR_PREFIX,
+    Reaper,
+    describe_status,
+    kill_group,
+    kill_tree,
+    kill_user,
+    remove_folder,
+)
+from autograder.sandbox.protocol import Lines, parse, send
+from autograder.sandbox.server import PAYLOAD
+
+MAX_CELL_ERRORS = 100
+MAX_DRAIN = 64 * 1024 * 1024  # bytes read from a finished worker's pipes, however much a leftover writes
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One problem to measure in a submission. `spec` and `cases` go to the worker; `plan` stays here:
+    given the worker's first measurement, it says which failures to measure in full (it may compare with
+    the reference, which never enters a worker), or None."""
+
+    name: str
+    spec: dict
+    cases: list
+    hidden: bool = False
+    plan: Callable[[dict], dict | None] | None = None
+
+
+@dataclass(frozen=True)
+class Task:
+    key: Any
+    cells: list[str]
+    problems: list[Measure]
+
+
+@dataclass
+class Outcome:
+    """What came back from one submission's workers."""
+
+    data: dict[str, dict] = field(default_factory=dict)  # problem name -> measurement
+    explanations: dict[str, dict] = field(default_factory=dict)  # problem name -> failures measured in full
+    failures: dict[str, str] = field(default_factory=dict)  # problem name -> why there is no data
+    cell_errors: list[dict] = field(default_factory=list)
+    output: str = ""
+    seconds: float = 0.0
+
+
+class Job:
+    """One running worker: its pipes, its deadline and what it said."""
+
+    def __init__(self, task: Task, problems: list[Measure], limits: Limits, seed: int, uid: int | None,
+                 server, cgroups: Cgroups | None, previous: Outcome | None):
+        self.task, self.problems, self.limits, self.uid = task, problems, limits, uid
+        self.todo = sorted(problems, key=lambda m: m.hidden)  # visible first: what hidden ones print is never kept
+        self.outcome = previous or Outcome()
+        self.again = previous is not None
+        self.remaining: list[Measure] = []
+        self.crowded = False  # the worker was seen with processes of its own
+        self.started = time.monotonic()
+        self.deadline = self.started + limits.load_seconds
+        self.cell, self.loaded, self.current, self.phase, self.stopped = -1, False, None, "", False
+        self.no_threads = False
+        self.lines = Lines()
+        self.output, self.output_dropped, self.output_closed = bytearray(), False, False
+        self.workdir = tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
+        self.group: Group | None = None
+        self.messages = self.printed = self.control = self.pidfd = None
+        payload = {"cells": task.cells, "seed": seed,
+                   "problems": [dict(m.spec, name=m.name, cases=m.cases) for m in problems]}
+        fd = os.open(os.path.join(self.workdir, PAYLOAD), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(payload, f)
+        if uid is not None:
+            os.chown(self.workdir, uid, uid)
+        if cgroups is not None:
+            with contextlib.suppress(OSError):
+                self.group = cgroups.make(limits.memory_bytes, limits.processes)
+        messages_r, messages_w = os.pipe()
+        output_r, output_w = os.pipe()
+        control_r, control_w = os.pipe()
+        cpu = limits.load_seconds + (2 * len(problems) + 1) * limits.problem_seconds
+        request = {"workdir": self.workdir, "uid": uid, "grader": os.getpid(), "limits": asdict(limits), "cpu": cpu}
+        try:
+            self.pid = server.spawn(request, [messages_w, output_w, control_r])
+        finally:
+            for end in (messages_w, output_w, control_r):
+                os.close(end)
+        self.messages, self.printed, self.control = messages_r, output_r, control_w
+        if self.group is not None:
+            try:
+                self.group.add(self.pid)
+            except OSError:
+                self.group.remove()
+                self.group = None
+        for end in (messages_r, output_r, control_w):
+            os.set_blocking(end, False)
+        try:
+            self.pidfd: int | None = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):
+            self.pidfd = None
+        self.tell(b"s")  # adopted (and in its cgroup): the worker may start
+
+    def tell(self, data: bytes | dict) -> None:
+        with contextlib.suppress(OSError):
+            if isinstance(data, dict):
+                send(self.control, data)
+            else:
+                os.write(self.control, data)
+
+    # -- reading -------------------------------------------------------------------------------------
+
+    def read(self, fd: int, budget: int = 16) -> bool:
+        """Reads what is waiting on one of the worker's pipes; False at end of file."""
+        for _ in range(budget):
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return False
+            if not chunk:
+                return False
+            if fd == self.messages:
+                for line in self.lines.feed(chunk):
+                    message = parse(line)
+                    if message is not None:
+                        self.handle(message)
+                    if self.stopped:
+                        return True
+            else:
+                self.keep_output(chunk)
+        return True
+
+    def keep_output(self, chunk: bytes) -> None:
+        if self.again or self.output_closed:
+            return
+        room = self.limits.output_bytes - len(self.output)
+        if room > 0:
+            self.output += chunk[:room]
+        if len(chunk) > room:
+            self.output_dropped = True
+
+    def handle(self, message: dict) -> None:
+        """One message. Anything malformed, out of turn or about another problem is ignored."""
+        event = str(message.get("event"))
+        try:
+            if event == "cell" and not self.loaded:
+                self.cell = int(message["index"])
+            elif event == "cell-error" and not self.again and not self.loaded \
+                    and len(self.outcome.cell_errors) < MAX_CELL_ERRORS:
+                self.outcome.cell_errors.append({"index": int(message["index"]) + 1,
+                                                 "type": str(message.get("type"))[:100],
+                                                 "error": str(message["error"])[-4000:]})
+            elif event == "loaded" and not self.loaded and not self.stopped:
+                self.loaded = True
+                self.crowded |= kill_tree(self.pid) > 0  # what the cells left running: daemons, fork bombs
+                self.next_problem()
+            elif event == "threads" and self.loaded and not self.stopped:
+                self.no_threads = True
+            elif event in ("measured", "explained") and self.current is not None \
+                    and message.get("problem") == self.current.name and isinstance(message.get("data"), dict):
+                self.received(event, message["data"])
+        except (KeyError, TypeError, ValueError):
+            pass
+
+    def received(self, event: str, data: dict) -> None:
+        measure = self.current
+        if event == "measured" and self.phase == "measure":
+            self.outcome.data[measure.name] = data
+            plan = None
+            if measure.plan is not None:
+                try:
+                    plan = measure.plan(data)
+                except Exception:  # noqa: BLE001 - malformed data: the judge says so; nothing to explain
+                    plan = None
+            if plan:
+                self.phase = "explain"
+                self.deadline = time.monotonic() + self.limits.problem_seconds
+                self.tell({"do": "explain", "problem": measure.name, "plan": plan})
+                return
+        elif event == "explained" and self.phase == "explain":
+            self.outcome.explanations[measure.name] = data
+        else:
+            return
+        self.next_problem()
+
+    def next_problem(self) -> None:
+        """Asks for the next problem, with a deadline counted from now."""
+        if self.current is not None:
+            self.todo.remove(self.current)
+        self.current = None
+        if not self.todo:
+            self.phase, self.deadline = "done", time.monotonic() + 2.0
+            self.tell({"do": "stop"})
+            return
+        measure = self.todo[0]
+        if measure.hidden and not self.output_closed:
+            self.read(self.printed, budget=64)  # what the visible problems printed is already in the pipe
+            self.output_closed = True
+        self.current, self.phase = measure, "measure"
+        self.deadline = time.monotonic() + self.limits.problem_seconds
+        self.tell({"do": "measure", "problem": measure.name})
+
+    # -- deadlines and the end ---------------------------------------------------------------------------
+
+    def expire(self) -> None:
+        """A deadline passed: kill what is running and record why."""
+        if self.phase == "done":
+            self.stop("")
+        elif self.loaded and self.current is not None:
+            name = self.current.name
+            if self.phase == "measure":
+                self.outcome.data.pop(name, None)
+                self.outcome.failures[name] = (
+                    f"Grading {name} did not finish within {self.limits.problem_seconds:g} s: calling it loops "
+                    f"or waits forever (check forward and backward for endless loops).")
+            self.todo.remove(self.current)  # explaining it took too long: it is judged without the pictures
+            self.current = None
+            self.deadline = float("inf")
+            kill_group(self.pid)  # the worker and all it started; a new one measures the problems left
+            kill_tree(self.pid, keep_root=False)
+        elif self.loaded:
+            self.stop("The process running your code stopped responding between two problems.")
+        else:
+            self.stop(f"Your code did not finish running cell {self.cell + 1} within {self.limits.load_seconds:g} s "
+                      f"(an endless loop, or work too long for grading), so nothing after it could be graded.")
+
+    def stop(self, reason: str) -> None:
+        for measure in self.todo:
+            if reason and measure.name not in self.outcome.data:
+                self.outcome.failures.setdefault(measure.name, reason)
+        if reason:
+            self.todo = []
+        self.stopped = True
+        kill_group(self.pid)
+        kill_tree(self.pid, keep_root=False)
+        self.deadline = float("inf")
+
+    def exited(self) -> bool:
+        """Whether the worker has ended. It is not reaped yet: while it is a zombie, its pid and process
+        group id cannot be given to another process, so killing that group stays safe."""
+        try:
+            return os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:
+            return True
+
+    def drain(self) -> None:
+        """Reads what the worker left in its pipes (a bounded amount: a leftover may keep writing)."""
+        for fd in (self.messages, self.printed):
+            total = 0
+            while total < MAX_DRAIN and not self.stopped:
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                total += len(chunk)
+                if fd == self.messages:
+                    for line in self.lines.feed(chunk):
+                        message = parse(line)
+                        if message is not None:
+                            self.handle(message)
+                else:
+                    self.keep_output(chunk)
+
+    def finish(self, reaper: Reaper | None, workers: set[int]) -> Outcome:
+        """The worker has ended: read what it left in the pipes, clear away what it left running, and
+        say why any problem has no data."""
+        self.drain()
+        kill_group(self.pid)  # stragglers in the worker's group; the worker itself is a zombie
+        try:
+            status = os.waitpid(self.pid, 0)[1]
+        except ChildProcessError:
+            status = 0
+        cause = describe_status(status)
+        if self.group is not None and self.group.memory_events() == "oom":
+            cause = "was killed because it used more memory than the grader allows"
+        data, failures = self.outcome.data, self.outcome.failures
+        names = [m.name for m in self.todo]
+        if self.no_threads:
+            for name in names:
+                failures.setdefault(name, (
+                    "Your code left threads running, and the grader could not set them aside to measure your "
+                    f"Functions (the limit of {self.limits.processes} processes was reached), so nothing was "
+                    "measured. Do not start threads or processes in your submission."))
+        elif not self.loaded and not self.stopped:
+            self.stop(f"Your program {cause} while running cell {self.cell + 1}, so nothing after it could be "
+                      f"graded.")
+        if self.current is not None and self.phase == "measure" and self.current.name not in data:
+            failures.setdefault(self.current.name, f"Grading {self.current.name} stopped: the process running "
+                                                   f"your code {cause} while calling it.")
+        if self.current is not None and self.current in self.todo:
+            self.todo.remove(self.current)
+        left = [m for m in self.todo if m.name not in data and m.name not in failures]
+        if left and len(left) < len(self.problems) and not self.stopped:
+            self.remaining = left  # this worker got somewhere: a new one takes over
+        else:
+            for m in left:
+                failures[m.name] = f"Grading {m.name} stopped: the worker {cause}."
+        strays = reaper.sweep(workers) if reaper is not None else 0
+        if self.uid is not None and (strays or self.crowded or reaper is None or not reaper.active):
+            kill_user(self.uid)  # a backstop: the subreaper already caught whatever left the worker's tree
+        if self.group is not None:
+            self.group.remove()
+        for fd in (self.messages, self.printed, self.control, self.pidfd):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        remove_folder(self.workdir)
+        if not self.again:
+            text = self.output.decode("utf-8", "replace")
+            self.outcome.output = text + ("\n[... output truncated ...]" if self.output_dropped else "")
+        self.outcome.seconds += time.monotonic() - self.started
+        return self.outcome
+
+
+def failed(problems: list[Measure], previous: Outcome | None, reason: str) -> Outcome:
+    """The outcome of a task whose worker could not be started: every problem fails with the reason."""
+    outcome = previous or Outcome()
+    for m in problems:
+        outcome.failures.setdefault(m.name, reason)
+    return outcome

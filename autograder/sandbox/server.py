@@ -1,0 +1,167 @@
+"""The clean parent of every worker: a fresh interpreter the grader starts before it loads any submission,
+extra file or reference answer, so that a worker forked from it holds nothing about the class.
+
+It imports torch, the measuring code and the lesson's modules, takes the snapshot that workers put back
+after student code ran (probe.Snapshot), freezes its objects out of garbage collection (a fork then
+copies as few pages as it can), and then forks workers on request. A worker is forked through a short-
+lived intermediate process, so that it is re-parented to the grader (a child subreaper): the grader
+waits for it, reaps it and kills whatever it leaves, as if it had forked it itself.
+
+Requests come over a Unix socket (SOCK_SEQPACKET), one JSON object each, with the worker's three pipe
+ends passed as file descriptors. This process never reads a payload: a submission's cells go from the
+grader straight to its worker, through a file in the worker's own folder.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import json
+import os
+import signal
+import socket
+import sys
+
+from autograder.sandbox.confine import (
+    PR_SET_PDEATHSIG,
+    Limits,
+    baseline_memory,
+    close_except,
+    confine,
+    prctl,
+    readable_paths,
+)
+
+# Modules every lesson's notebook imports: loaded once here so that each forked worker has them
+# (an assignment adds its lesson's own, Assignment.preload).
+PRELOAD = ("numpy", "torch.nn", "torch.nn.functional", "torch.autograd.function", "torch.optim", "graphviz")
+PAYLOAD = "payload.json"
+MAX_REQUEST = 1 << 16
+
+
+def _warm_up(preload: list[str], extra_checks: list[str]) -> None:
+    """Imports and first-call work done once here rather than in every worker."""
+    import torch
+
+    os.environ.setdefault("MPLBACKEND", "Agg")  # as in workers: no display
+    for name in list(PRELOAD) + preload:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    torch.autograd.grad(x * x, x, torch.ones(2, dtype=torch.float64), create_graph=True)
+    torch.autograd.gradgradcheck(torch.exp, (x,), fast_mode=True)
+    if extra_checks:
+        from autograder.probe_modern import warm_up
+
+        warm_up(set(extra_checks))
+
+
+def _become_worker(request: dict, fds: list[int], snapshot, baseline: int) -> None:
+    """In the forked worker: wait until the grader has adopted it (and put it in its cgroup), read the
+    payload, confine itself, then run the submission. Never returns."""
+    from autograder.sandbox import worker
+
+    messages, output, control = fds
+    try:
+        close_except({messages, output, control})
+        if os.read(control, 1) != b"s":
+            os._exit(0)
+        payload = worker.read_payload(os.path.join(request["workdir"], PAYLOAD))
+        limits = Limits(**request["limits"])
+        confine(request["uid"], request["workdir"], limits, baseline, request["cpu"])
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid(), which clears it: die with the grader
+        if os.getppid() != request["grader"]:
+            os._exit(0)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(output, 1)
+        os.dup2(output, 2)
+        os.close(null)
+        os.close(output)
+        sys.stdout = sys.stderr = worker.CappedWriter(1, limits.output_bytes)
+        sys.stdin = open(os.devnull)  # noqa: SIM115
+        worker.run(messages, control, payload, snapshot)
+    except BaseException:  # noqa: BLE001, S110 - the worker's end is seen and explained by the grader
+        pass
+    os._exit(0)
+
+
+def _spawn(request: dict, fds: list[int], snapshot, baseline: int) -> int:
+    """Forks a worker through an intermediate that exits at once; returns the worker's pid (0 on failure)."""
+    read_end, write_end = os.pipe()
+    middle = os.fork()
+    if middle == 0:
+        try:
+            pid = os.fork()
+            if pid == 0:
+                os.close(read_end)
+                os.close(write_end)
+                _become_worker(request, fds, snapshot, baseline)
+            os.write(write_end, str(pid).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    try:
+        text = os.read(read_end, 32)
+    finally:
+        os.close(read_end)
+        os.waitpid(middle, 0)
+        for fd in fds:
+            os.close(fd)
+    return int(text) if text.isdigit() else 0
+
+
+def serve(channel: socket.socket) -> None:
+    snapshot, baseline = None, 0
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(channel, MAX_REQUEST, 3)
+        except OSError:
+            return
+        if not data:
+            return
+        request = json.loads(data)
+        if request["do"] == "prepare":
+            from autograder import probe as probing
+
+            _warm_up(request.get("preload", []), request.get("extra_checks", []))
+            if snapshot is None:
+                from autograder.sandbox import worker  # noqa: F401 - in the snapshot, and shared by every fork
+
+                readable_paths()
+                snapshot = probing.Snapshot()  # what workers put back after student code ran
+                gc.freeze()  # a worker's garbage collector then leaves these pages alone
+                baseline = baseline_memory()
+            channel.send(b'{"ready": true}')
+        elif request["do"] == "spawn" and snapshot is not None and len(fds) == 3:
+            pid = _spawn(request, fds, snapshot, baseline)
+            channel.send(json.dumps({"pid": pid}).encode())
+        else:
+            for fd in fds:
+                os.close(fd)
+            channel.send(b'{"pid": 0}')
+
+
+def main() -> None:
+    fd, grader = int(sys.argv[1]), int(sys.argv[2])
+    del sys.argv[1:]
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != grader:
+        os._exit(0)
+    os.chdir("/")
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("-500")  # the memory a worker takes is its own to lose, not the parent's
+    except OSError:
+        pass
+    channel = socket.socket(fileno=fd)
+    import torch
+
+    torch.set_num_threads(1)  # one thread per worker; also keeps fork() safe
+    serve(channel)
+
+
+if __name__ == "__main__":
+    main()

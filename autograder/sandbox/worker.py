@@ -1,0 +1,179 @@
+"""A worker's whole life, in the process forked for one submission from the clean parent (server.py).
+
+It knows only what its payload holds: the submission's cells, the seed, and for each problem what to
+look up, how to call it and the inputs of its cases. It runs the cells, says "loaded", and then does
+what the grader asks, one problem at a time: measure it (random projections), and, when the grader
+(which alone knows the reference's answers) asks, measure a failure in full to explain it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import gc
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from typing import Any
+
+from autograder import probe as probing
+from autograder.problems import Spec
+from autograder.sandbox.confine import PR_SET_PDEATHSIG, prctl
+from autograder.sandbox.protocol import Commands, send
+
+_fork, _exit, _waitpid, _getpid, _read = os.fork, os._exit, os.waitpid, os.getpid, os.read  # captured early
+
+
+class CappedWriter:
+    """sys.stdout for student code: keeps the first bytes, drops the rest, never fails, so a flood of
+    output neither fills the disk nor aborts the cell that printed it."""
+
+    def __init__(self, fd: int, cap: int):
+        self.fd, self.left = fd, cap
+
+    def write(self, text: str) -> int:
+        if self.left > 0:
+            data = str(text).encode("utf-8", "replace")[: self.left]
+            self.left -= len(data)
+            try:
+                os.write(self.fd, data)
+            except OSError:
+                self.left = 0
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def read_payload(path: str) -> dict:
+    """The submission's cells and problems, written by the grader into the worker's folder; removed at
+    once, so that nothing of it stays on disk while student code runs."""
+    with open(path, "rb") as f:
+        payload = json.loads(f.read())
+    os.unlink(path)
+    return payload
+
+
+def _reap_children() -> None:
+    """Collects the worker's exited children (the grader killed what the cells left running), so that
+    they no longer count against the process limit."""
+    for _ in range(200):
+        try:
+            pid, _ = _waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.01)
+
+
+def _threads() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
+def _without_threads() -> bool:
+    """Threads the cells started would run on while the Functions are measured (and could patch the
+    probe between two calls); a forked child has none of them. The worker waits for the child and then
+    ends as the child ended, so the grader reads the child's fate as the worker's. False when the child
+    cannot be made (the process limit is reached): then nothing is measured beside those threads."""
+    try:
+        pid = _fork()
+    except OSError:
+        return False
+    if pid == 0:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        return True
+    _, status = _waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(_getpid(), os.WTERMSIG(status))
+    _exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def clear_interpreter_hooks() -> None:
+    """Interpreter-wide hooks the snapshot does not cover: trace and profile functions (which see every
+    frame and could rewrite what the probe returns), garbage-collector callbacks, async generator hooks."""
+    sys.settrace(None)
+    sys.setprofile(None)
+    threading.settrace(None)
+    threading.setprofile(None)
+    gc.callbacks.clear()
+    sys.set_asyncgen_hooks(None, None)
+    frame = sys._getframe()
+    while frame is not None:  # a trace function may also be set on the frames that are running
+        frame.f_trace = None
+        frame = frame.f_back
+
+
+def _settle_signals() -> None:
+    for sig in (signal.SIGCHLD, signal.SIGALRM, signal.SIGVTALRM, signal.SIGPROF, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_IGN if sig == signal.SIGPIPE else signal.SIG_DFL)
+    signal.alarm(0)
+    for timer in (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF):
+        signal.setitimer(timer, 0)
+
+
+def run(messages: int, control: int, payload: dict, snapshot: probing.Snapshot) -> None:
+    me, exec_, compile_, format_exception = _getpid(), exec, compile, traceback.format_exception
+    restore, activate = snapshot.restore, probing.activate
+    cells: list[str] = payload["cells"]
+    seed: int = payload["seed"]
+    problems = {p["name"]: (Spec.from_dict(p), p["cases"]) for p in payload["problems"]}
+    del payload
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    for index, source in enumerate(cells):
+        send(messages, {"event": "cell", "index": index})
+        error = None
+        try:
+            exec_(compile_(source, f"<cell {index + 1}>", "exec"), namespace)  # this is the job
+        except BaseException as caught:  # noqa: BLE001 - SystemExit and KeyboardInterrupt included
+            error = caught
+        if _getpid() != me:  # a process the cell forked came back here: only the worker speaks
+            _exit(0)
+        if error is not None:
+            own = error.__traceback__.tb_next if error.__traceback__ is not None else None  # not this frame
+            text = "".join(format_exception(type(error), error, own or error.__traceback__))
+            send(messages, {"event": "cell-error", "index": index, "type": type(error).__name__,
+                            "error": text[-4000:]})
+            del error
+    restore()
+    clear_interpreter_hooks()
+    activate(snapshot)
+    send(messages, {"event": "loaded"})
+    commands = Commands(control)
+    first = commands.next()  # the grader clears away whatever the cells left running, then asks
+    _settle_signals()
+    _reap_children()
+    if _threads() > 1:
+        if not _without_threads():
+            send(messages, {"event": "threads"})
+            _exit(0)
+        me = _getpid()
+    measured: dict[str, dict] = {}
+    command = first
+    while command is not None and command.get("do") in ("measure", "explain"):
+        restore()
+        clear_interpreter_hooks()
+        name = command.get("problem")
+        if name in problems:
+            spec, cases = problems[name]
+            if command["do"] == "measure":
+                measured[name] = data = probing.measure(spec, namespace, cases, seed)
+                event = "measured"
+            else:
+                data = probing.explain(spec, namespace, cases, seed, measured.get(name, {}), command.get("plan"))
+                event = "explained"
+            if _getpid() != me:  # the Function forked, and its copy came back here
+                _exit(0)
+            restore()
+            send(messages, {"event": event, "problem": name, "data": data})
+        command = commands.next()
+    _exit(0)
