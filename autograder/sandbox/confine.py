@@ -30,7 +30,7 @@ class Limits:
 
     load_seconds: float = 60.0  # running all cells
     problem_seconds: float = 20.0  # measuring one problem (and, once more, explaining its failure)
-    memory_bytes: int = 3 * 1024**3  # a memory cgroup's limit, or address space on top of the parent's
+    memory_bytes: int = 3 * 1024**3  # address space on top of the clean parent's (and the cgroup's limit, a bit above)
     processes: int = 32  # processes and threads of the worker (its cgroup, or its user id)
     file_bytes: int = 16 * 1024**2  # largest file a worker may write
     open_files: int = 256

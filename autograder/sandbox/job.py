@@ -30,6 +30,9 @@ from autograder.sandbox.server import PAYLOAD
 
 MAX_CELL_ERRORS = 100
 MAX_DRAIN = 64 * 1024 * 1024  # bytes read from a finished worker's pipes, however much a leftover writes
+# The cgroup allows a little more than the address-space limit, which then stops an ordinary memory hog
+# first, with a MemoryError it can be told about; the cgroup catches what address space does not count.
+CGROUP_SLACK = 512 * 1024**2
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ class Job:
             os.chown(self.workdir, uid, uid)
         if cgroups is not None:
             with contextlib.suppress(OSError):
-                self.group = cgroups.make(limits.memory_bytes, limits.processes)
+                self.group = cgroups.make(limits.memory_bytes + CGROUP_SLACK, limits.processes)
         messages_r, messages_w = os.pipe()
         output_r, output_w = os.pipe()
         control_r, control_w = os.pipe()
