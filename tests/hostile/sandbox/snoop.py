@@ -33,14 +33,14 @@ try:
     from autograder.assignments import ASSIGNMENTS
 
     found += [p.summary for a in ASSIGNMENTS.values() for p in a.problems]
-except Exception:  # noqa: BLE001
+except Exception:  # noqa: BLE001, S110
     pass
 print("SNOOP", " | ".join(sorted({s[:120] for s in found if "SECRET-" in s})))
 for text in found:
     if "class KillHead" in text and "SNOOP" not in text:
         try:
-            exec(text)
+            exec(text)  # noqa: S102 - what a cheat would do
             print("STOLEN")
             break
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001, S110
             pass

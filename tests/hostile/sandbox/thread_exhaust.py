@@ -3,7 +3,6 @@
 import threading
 import time
 
-import torch
 from torch.autograd import Function
 
 started = 0
