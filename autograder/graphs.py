@@ -4,15 +4,23 @@ torchviz names nodes by memory address, so the same code draws a different SVG o
 notebook outputs cannot be compared. Here a graph is first read into plain data (nodes numbered in
 the order a depth-first walk meets them), which the grader can also ship safely out of a worker
 process, and only then drawn with Graphviz.
+
+A graph that comes from a worker is untrusted: its labels are a student's class names (a class may be
+called `<script>`, or `<<TABLE HREF="javascript:...">>`, an HTML-like label to Graphviz). Labels are
+therefore always plain text to Graphviz (escaped, control characters replaced), node ids are renumbered,
+and a graph Graphviz still cannot draw is shown as text instead (svg() never raises).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from html import escape
 
 # torchviz's colours, so a learner who meets torchviz elsewhere sees the same picture.
 COLOURS = {"output": "darkolivegreen1", "leaf": "lightblue", "op": "lightgrey", "constant": "white"}
 MAX_NODES = 200  # a runaway student graph is cut here rather than drawn for minutes
+MAX_EDGES = 4 * MAX_NODES
+MAX_LABEL = 80
 
 
 @dataclass
@@ -26,16 +34,42 @@ class Graph:
         return {"nodes": [list(n) for n in self.nodes], "edges": [list(e) for e in self.edges]}
 
     @classmethod
-    def from_dict(cls, data: dict) -> Graph:
-        """Rebuilds a graph from untrusted plain data, keeping only well-formed strings."""
-        nodes = [tuple(str(x)[:80] for x in n[:3]) for n in data.get("nodes", [])[:MAX_NODES] if len(n) == 3]
-        nodes = [n for n in nodes if n[2] in COLOURS]
-        known = {n[0] for n in nodes}
-        edges = [(str(a), str(b)) for a, b in data.get("edges", []) if str(a) in known and str(b) in known]
+    def from_dict(cls, data) -> Graph:
+        """Rebuilds a graph from untrusted plain data: well-formed nodes only (renumbered n0, n1, ...,
+        labels made plain text of at most MAX_LABEL characters), edges between them only, each once;
+        anything else is dropped (never an error)."""
+        if not isinstance(data, dict):
+            return cls()
+        raw_nodes, raw_edges = data.get("nodes"), data.get("edges")
+        ids: dict[str, str] = {}
+        nodes = []
+        for n in raw_nodes[:MAX_NODES] if isinstance(raw_nodes, list) else []:
+            if not (isinstance(n, list | tuple) and len(n) == 3 and all(isinstance(x, str | int) for x in n)):
+                continue
+            key, label, kind = (str(x) for x in n)
+            if kind in COLOURS and key not in ids:
+                ids[key] = f"n{len(ids)}"
+                nodes.append((ids[key], plain_label(label), kind))
+        edges: list[tuple[str, str]] = []
+        seen = set()
+        for e in raw_edges if isinstance(raw_edges, list) else []:
+            if len(edges) >= MAX_EDGES:
+                break
+            if isinstance(e, list | tuple) and len(e) == 2 and all(isinstance(x, str | int) for x in e):
+                tail, head = ids.get(str(e[0])), ids.get(str(e[1]))
+                if tail and head and (tail, head) not in seen:
+                    seen.add((tail, head))
+                    edges.append((tail, head))
         return cls(nodes, edges)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return {"image/svg+xml": svg(self)}
+
+
+def plain_label(text: str) -> str:
+    """A label as plain text: at most MAX_LABEL characters, line breaks kept, every other character
+    that is not printable (control characters, lone surrogates) replaced by U+FFFD."""
+    return "".join(c if c.isprintable() or c == "\n" else "\ufffd" for c in text[:MAX_LABEL])
 
 
 def _shape(t) -> str:
@@ -88,17 +122,34 @@ def digraph(graph: Graph):
         node_attr={"style": "filled", "shape": "box", "align": "left", "fontsize": "10",
                    "height": "0.2", "fontname": "monospace"},
     )
-    for node, label, kind in graph.nodes:
-        dot.node(node, label, fillcolor=COLOURS[kind])
+    for node, label, kind in graph.nodes:  # escape(): never an HTML-like label, backslashes literal
+        dot.node(graphviz.escape(node), graphviz.escape(plain_label(label)), fillcolor=COLOURS.get(kind, "white"))
     for tail, head in graph.edges:
-        dot.edge(tail, head)
+        dot.edge(graphviz.escape(tail), graphviz.escape(head))
     return dot
 
 
 def svg(graph: Graph) -> str:
-    """The graph as an SVG string, ready to inline in HTML."""
-    text = digraph(graph).pipe(format="svg", encoding="utf-8")
-    return text[text.index("<svg"):]  # drop the XML prologue so the SVG can sit inside HTML
+    """The graph as an SVG string, ready to inline in HTML; a graph Graphviz cannot draw (or no
+    Graphviz) gives an SVG that lists its nodes and edges as text."""
+    try:
+        text = digraph(graph).pipe(format="svg", encoding="utf-8")
+        return text[text.index("<svg"):]  # drop the XML prologue so the SVG can sit inside HTML
+    except Exception:  # noqa: BLE001 - a picture is never worth a failed page
+        return text_svg(graph)
+
+
+def text_svg(graph: Graph) -> str:
+    """The graph as lines of escaped text in an SVG: each node, then each edge (tail -> head)."""
+    names = {node: " / ".join(plain_label(label).splitlines()) or node for node, label, _ in graph.nodes}
+    lines = ["(Graphviz could not draw this graph; its nodes and edges:)"]
+    lines += [f"{names[node]} [{kind}]" for node, _, kind in graph.nodes]
+    lines += [f"{names.get(tail, tail)} -> {names.get(head, head)}" for tail, head in graph.edges]
+    height = 16 * len(lines) + 8
+    width = 8 + 7 * max(len(line) for line in lines)
+    texts = "".join(f'<text x="4" y="{16 * (i + 1)}">{escape(line)}</text>' for i, line in enumerate(lines))
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'font-family="monospace" font-size="11">{texts}</svg>')
 
 
 def draw(**tensors) -> Graph:

@@ -2,6 +2,12 @@
 
 One renderer serves the inline check() and the batch grader's feedback pages. Pictures are drawn
 deterministically (fixed SVG ids, no dates) so that notebook outputs reproduce.
+
+Everything a worker sent (messages, tracebacks, printed output, graph labels, numbers) is untrusted:
+the templates autoescape every value, and the only markup passed through unescaped (`|safe`) is what
+this module builds, the report fragment and the pictures, in which every text is escaped here (heat
+maps) or by Graphviz from a label graphs.py made plain text. A picture that cannot be drawn becomes a
+line of text, never an error.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ def _colour(value: float, scale: float) -> str:
 def heatmaps_svg(figure: Figure) -> str:
     """Side-by-side heat maps of equally shaped matrices on one colour scale, drawn as plain SVG
     rectangles (fast, and the same bytes on every run)."""
-    panels = [(caption, [row if isinstance(row, list) else [row] for row in matrix]) for caption, matrix in figure.panels]
+    panels = [(str(caption), _rows(matrix)) for caption, matrix in figure.panels]
     finite = [abs(v) for _, m in panels for row in m for v in row if v == v and abs(v) != float("inf")]
     scale = max(finite, default=0.0) or 1.0
     rows = max(len(m) for _, m in panels)
@@ -64,23 +70,43 @@ def heatmaps_svg(figure: Figure) -> str:
     return "".join(parts)
 
 
+def _number(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return float("nan")
+
+
+def _rows(matrix) -> list[list[float]]:
+    """A matrix (nested lists, a vector or a number) as rows of floats; what is not a number is NaN."""
+    if not isinstance(matrix, list):
+        return [[_number(matrix)]]
+    return [[_number(v) for v in row] if isinstance(row, list) else [_number(row)] for row in matrix]
+
+
 @lru_cache(maxsize=512)
 def _graph_svg(key: str) -> str:
     return svg(Graph.from_dict(json.loads(key)))
 
 
 def graph_svg(data: dict) -> str:
-    """A graph (as plain data) drawn by Graphviz's dot, once per distinct graph: the reference's graph
-    and the graphs of common answers recur in every feedback page of a class, and each dot run costs
-    tens of milliseconds."""
-    return _graph_svg(json.dumps(data, sort_keys=True))
+    """A graph (as plain data, untrusted: see Graph.from_dict) drawn by Graphviz's dot, once per distinct
+    graph: the reference's graph and the graphs of common answers recur in every feedback page of a
+    class, and each dot run costs tens of milliseconds."""
+    return _graph_svg(json.dumps(Graph.from_dict(data).to_dict(), sort_keys=True))
 
 
 def figure_svgs(figure: Figure) -> list[tuple[str, str]]:
-    """(caption, svg) pairs for one figure."""
-    if figure.kind == "heatmaps":
-        return [("", heatmaps_svg(figure))]
-    return [(caption, graph_svg(data)) for caption, data in figure.panels if data]
+    """(caption, svg) pairs for one figure; a figure that cannot be drawn gives a line of text."""
+    try:
+        if figure.kind == "heatmaps":
+            return [("", heatmaps_svg(figure))]
+        return [(str(caption), graph_svg(data)) for caption, data in figure.panels if data]
+    except Exception as error:  # noqa: BLE001 - a picture is never worth a failed page
+        note = escape(f"(this picture could not be drawn: {type(error).__name__})")
+        picture = (f'<svg xmlns="http://www.w3.org/2000/svg" width="420" height="20" font-family="sans-serif" '
+                   f'font-size="11"><text x="0" y="14">{note}</text></svg>')
+        return [("", picture)]
 
 
 def html_report(results: list[CheckResult], title: str = "", show_hidden: bool = True) -> str:
