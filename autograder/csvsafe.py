@@ -2,9 +2,9 @@
 students' file names (and names from a roster), and a cell such as `=HYPERLINK(...)` or
 `-2+3+cmd|' /C calc'!A0` is a formula to Excel, LibreOffice and Google Sheets.
 
-Following OWASP's advice on CSV injection, a text cell that starts with =, +, -, @, a tab or a carriage
-return (or a line feed) gets a leading apostrophe, which spreadsheets show as text. Plain numbers are left alone (a
-number is no formula), and so that the grader reads back exactly what it wrote (export reads
+Following OWASP's advice on CSV injection, a text cell that starts with =, +, -, @, a tab, a carriage
+return or a line feed gets a leading apostrophe, which spreadsheets show as text. Plain numbers are left
+alone (a number is no formula), and so that the grader reads back exactly what it wrote (export reads
 grades.csv), a cell that starts with an apostrophe gets one more. A carriage return inside a cell
 becomes a line feed: Python's csv module (with "\n" line ends) would not quote it, and a spreadsheet
 would start a new row there.
