@@ -113,6 +113,15 @@ class Markup(HTMLParser):
         self.attributes += attrs
 
 
+def assert_no_live_markup(page: str) -> None:
+    """No element that runs or links (script, img, a, iframe...), no event handler, no javascript: URL."""
+    parser = Markup()
+    parser.feed(page)
+    assert not parser.tags & {"script", "img", "a", "iframe", "object", "embed", "foreignobject"}, parser.tags
+    for name, value in parser.attributes:
+        assert not name.startswith("on") and "javascript:" not in (value or "").lower(), (name, value)
+
+
 def test_feedback_page_escapes_everything_from_a_worker():
     """Do a message, details, a cell's traceback, printed output, figure titles, captions, labels and
     numbers from a worker all reach the page as text, with no element or attribute of their own?"""
@@ -121,11 +130,7 @@ def test_feedback_page_escapes_everything_from_a_worker():
                Figure("heatmaps", hostile, [(hostile, [[1.0, "x"], [None, 2.0]]), ("<b>", "not a matrix")])]
     results = [CheckResult("Exp", "gradient", False, 1.0, hostile, hostile, figures)]
     page = feedback_page(hostile, hostile, results, [{"index": 1, "error": hostile}], "</pre>" + hostile)
-    parser = Markup()
-    parser.feed(page)
-    assert not parser.tags & {"script", "img", "a", "iframe", "object", "embed", "foreignobject"}, parser.tags
-    for name, value in parser.attributes:
-        assert not name.startswith("on") and "javascript:" not in (value or "").lower(), (name, value)
+    assert_no_live_markup(page)
     assert page.count("&lt;script&gt;") >= 5
 
 
