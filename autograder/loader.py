@@ -29,9 +29,10 @@ does nothing instead:
 - a cell IPython's transformer cannot handle is run as written (a SyntaxError in that cell, as in
   Jupyter).
 
-IPython's transformer reads a cell again for every magic it replaces, so a notebook of many magics in
-long cells could keep the grader busy for minutes: the characters it reads for one submission are
-counted, and a submission that needs more than MAX_TRANSFORM_CHARS gets an error naming the cell.
+IPython's transformer reads a cell once (about a second per MB), and again for every magic it replaces,
+so a notebook of many magics in long cells could keep the grader busy for minutes: the characters it
+reads for one submission are counted, and a submission that needs more than MAX_TRANSFORM_CHARS (a
+lesson's notebook needs about 15,000) gets an error naming the cell.
 """
 
 from __future__ import annotations
@@ -292,10 +293,10 @@ class _Budget:
     def spend(self, chars: int, cell: int) -> None:
         self.left -= chars
         if self.left < 0:
-            raise Unreadable(f"{self.name}: cell {cell} takes the grader past its limit on IPython syntax (magics, "
-                             f"! commands, ?) for one notebook: IPython reads a cell again for each one it "
-                             f"replaces, and this notebook would need more than {MAX_TRANSFORM_CHARS:,} "
-                             f"characters read. Keep magics to a few short cells and resubmit.")
+            raise Unreadable(f"{self.name}: cell {cell} takes the grader past its limit on the code it reads "
+                             f"for one notebook ({MAX_TRANSFORM_CHARS:,} characters). IPython's transformer reads a "
+                             f"cell once, and again for each piece of IPython syntax it replaces (magics, ! "
+                             f"commands, ?): keep code cells short and such syntax rare, and resubmit.")
 
 
 def _manager():
@@ -311,7 +312,8 @@ def jupyter_code(source: str, budget: _Budget | None = None, cell: int = 1) -> s
     budget = budget or _Budget("the notebook")
     manager = _manager()  # IPython missing is the grader's fault: said loudly, never silently skipped
     try:
-        while True:  # cell magics, %%time inside %%capture included
+        while True:  # cell magics, %%time inside %%capture included: each body is read again
+            budget.spend(len(source), cell)
             if not source.endswith("\n"):
                 source += "\n"
             lines = source.splitlines(keepends=True)
@@ -320,7 +322,6 @@ def jupyter_code(source: str, budget: _Budget | None = None, cell: int = 1) -> s
             magic = _cell_magic(manager, lines)
             if magic is None:
                 break
-            budget.spend(len(source), cell)  # the body is read again
             name, line, body = magic
             if name not in RUN_BODY or (name == "time" and line.strip()):  # %%time with a statement: UsageError
                 return ""

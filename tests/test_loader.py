@@ -108,13 +108,17 @@ def test_python_file_is_one_cell(tmp_path):
 
 def test_many_magics_in_long_cells_are_refused_quickly(tmp_path):
     """Is a notebook whose magics would make IPython's transformer read its long cells again and again
-    (minutes of the grader's time) refused, naming the cell, within seconds?"""
+    (minutes of the grader's time) refused, naming the cell, within seconds; and one holding over a
+    million characters of code?"""
     cell = "x = !ls\n" * 400 + "y = 1\n" * 8000
     path = notebook(tmp_path, "a = 1", cell, cell)
     started = time.monotonic()
     (sub,) = load([path])
     assert time.monotonic() - started < 60
     assert "cell 2" in sub.error and "IPython syntax" in sub.error and not sub.cells
+
+    (sub,) = load([notebook(tmp_path, "x = [" + "1, " * 400_000 + "]", name="long.ipynb")])
+    assert "cell 1" in sub.error and "1,000,000 characters" in sub.error
 
 
 def test_honest_notebooks_are_far_from_the_limit(tmp_path):
