@@ -13,6 +13,7 @@ line of text, never an error.
 from __future__ import annotations
 
 import json
+import math
 from functools import lru_cache
 from html import escape
 
@@ -35,10 +36,10 @@ CELL, GAP, TITLE = 9, 28, 18  # pixels: one matrix entry, space between panels, 
 
 def _colour(value: float, scale: float) -> str:
     """Diverging blue-white-red: white where the value is 0, so a difference panel shows only errors."""
-    t = max(-1.0, min(1.0, value / scale)) if scale else 0.0
-    if t != t:  # NaN
+    if math.isnan(value):  # before the clamp, which would make it +1 (min(1.0, nan) is 1.0)
         return "#000000"
-    fade = int(round(255 * (1 - abs(t))))
+    t = max(-1.0, min(1.0, value / scale)) if scale else 0.0
+    fade = round(255 * (1 - abs(t)))
     return f"#ff{fade:02x}{fade:02x}" if t > 0 else f"#{fade:02x}{fade:02x}ff"
 
 
@@ -46,15 +47,15 @@ def heatmaps_svg(figure: Figure) -> str:
     """Side-by-side heat maps of equally shaped matrices on one colour scale, drawn as plain SVG
     rectangles (fast, and the same bytes on every run)."""
     panels = [(str(caption), _rows(matrix)) for caption, matrix in figure.panels]
-    finite = [abs(v) for _, m in panels for row in m for v in row if v == v and abs(v) != float("inf")]
+    finite = [abs(v) for _, m in panels for row in m for v in row if math.isfinite(v)]
     scale = max(finite, default=0.0) or 1.0
     rows = max(len(m) for _, m in panels)
     cols = max((len(m[0]) if m else 0) for _, m in panels)
     cell = max(3, min(CELL, 360 // max(rows, cols, 1)))
     width = len(panels) * (cols * cell + GAP)
     height = TITLE + rows * cell + 22
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">']
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+              f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">')]
     for p, (caption, m) in enumerate(panels):
         x0 = p * (cols * cell + GAP)
         parts.append(f'<text x="{x0}" y="12">{escape(caption)}</text>')

@@ -15,7 +15,7 @@ from autograder.export import canvas_csv, read_graded
 from autograder.graphs import Graph, svg
 from autograder.judge import CheckResult, Figure
 from autograder.png import graph_png
-from autograder.render import feedback_page, graph_svg
+from autograder.render import feedback_page, graph_svg, heatmaps_svg
 from autograder.report import grades_csv
 
 # Labels a student's Function can give its backward node (Evil._backward_cls.__name__ = ...).
@@ -132,6 +132,14 @@ def test_feedback_page_escapes_everything_from_a_worker():
     page = feedback_page(hostile, hostile, results, [{"index": 1, "error": hostile}], "</pre>" + hostile)
     assert_no_live_markup(page)
     assert page.count("&lt;script&gt;") >= 5
+
+
+def test_heat_map_shows_what_is_not_a_number_in_black():
+    """Are NaN and values that are not numbers at all drawn black (not as the largest positive value),
+    with finite values setting the scale?"""
+    picture = heatmaps_svg(Figure("heatmaps", "t", [("yours", [[float("nan"), "x"], [2.0, -1.0]])]))
+    fills = [el.get("fill") for el in ET.fromstring(picture).iter() if el.tag.endswith("rect") and el.get("width") == "9"]
+    assert fills == ["#000000", "#000000", "#ff0000", "#8080ff"]
 
 
 # -- CSV ---------------------------------------------------------------------------------------------------
