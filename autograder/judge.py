@@ -68,8 +68,11 @@ class Verdicts:
 
     def results(self, passed_details: dict[str, str]) -> list[CheckResult]:
         out = []
+        hints = getattr(self.problem, "hints", {}) or {}
         for check in self.problem.checks:
             message, details, figures = self.failures.get(check, ("", passed_details.get(check, ""), []))
+            if check in self.failures and hints.get(check):
+                message = f"{message} {hints[check]}".strip()
             out.append(CheckResult(self.problem.name, check, check not in self.failures,
                                    self.problem.points[check], message, details, figures,
                                    self.problem.hidden or check in self.problem.hidden_checks))
@@ -85,7 +88,7 @@ def input_names(problem: Problem) -> list[str]:
 
 
 def encoded_cases(problem: Problem, seed: int = 0) -> list[list[Any]]:
-    return [probing.encode_args(problem.inputs(i, seed)) for i in range(len(problem.cases))]
+    return [probing.encode_args(problem.inputs(i, seed), problem.kwargs(i)) for i in range(len(problem.cases))]
 
 
 @cache
@@ -104,7 +107,7 @@ def reference_data(problem: Problem, seed: int = 0) -> dict:
 
 
 def _sizes(encoded: list[Any]) -> list[int]:
-    return [len(a["values"]) for a in encoded if isinstance(a, dict)]
+    return [len(a["values"]) for a in encoded if probing.differentiable(a)]
 
 
 @cache
@@ -209,10 +212,13 @@ def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: V
         elif out["dtype"] != "torch.float64":
             verdicts.fail("forward", where + f"forward returned {out['dtype']} for float64 inputs: keep the "
                                              f"input's dtype (no .float(), no new float32 tensors).")
-        elif not projections.all_close(_lists([out["values"]], [len(ref_out["values"])])[0], ref_out["values"]):
+        elif not projections.all_close(_lists([out["values"]], [len(ref_out["values"])])[0], ref_out["values"],
+                                       *problem.rtol_atol):
             shape = tuple(out["shape"])
             actual, expected = _t([out["values"]]), _t([ref_out["values"]])
-            said = explain(actual, expected, shape, "the output", "The output") or "The output differs from the right one."
+            rtol, atol = problem.rtol_atol
+            said = explain(actual, expected, shape, "the output", "The output", rtol=rtol, atol=atol) \
+                or "The output differs from the right one."
             if said:
                 verdicts.fail("forward", where + said,
                               figures=[_heatmaps("forward output", ("yours", actual), ("reference", expected))])
@@ -226,10 +232,11 @@ def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: V
                               ["backward returns", "gradient", "gradcheck", "gradgradcheck"])
             continue
         _judge_returns(case, encoded, names, where, verdicts)
-        sizes, shapes = _sizes(encoded), [tuple(a["shape"]) for a in encoded if isinstance(a, dict)]
+        sizes, shapes = _sizes(encoded), [tuple(a["shape"]) for a in encoded if probing.differentiable(a)]
         d = projections.directions(seed, i, len(out["values"]), tuple(sizes))
         vjps = [_lists(case[key], sizes) for key in ("vjp", "vjp2")]
-        fit = _Fit(names=tensor_names, sizes=sizes, shapes=shapes, rows=len(out["values"]), where=where)
+        fit = _Fit(names=tensor_names, sizes=sizes, shapes=shapes, rows=len(out["values"]), where=where,
+                   tol=problem.rtol_atol, gtol=problem.gradcheck_rtol_atol)
         if len(out["values"]) != len(ref_out["values"]):
             verdicts.fail("gradient", where + f"forward's output has {len(out['values'])} entries where the right "
                                               f"one has {len(ref_out['values'])}, so its gradients cannot be "
@@ -238,7 +245,7 @@ def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: V
             _judge_gradient(case, ref, vjps, _reference_vjps(problem, seed, i), fit, verdicts, graphs)
         _judge_gradcheck(case, vjps, d, fit, verdicts, says)
         if problem.double_backward:
-            _judge_second(case.get("second", {}), d, where, verdicts, says, graphs)
+            _judge_second(case.get("second", {}), d, where, verdicts, says, graphs, problem.gradcheck_rtol_atol)
 
 
 @dataclass
@@ -250,6 +257,8 @@ class _Fit:
     shapes: list[tuple[int, ...]]
     rows: int
     where: str
+    tol: tuple[float, float] = (projections.RTOL, projections.ATOL)  # against the reference
+    gtol: tuple[float, float] = (GRADCHECK_RTOL, GRADCHECK_ATOL)  # against finite differences
 
 
 def _lists(values: Any, sizes: list[int]) -> list[list[float]]:
@@ -273,7 +282,7 @@ def _judge_gradient(case: dict, ref: dict, vjps: list[list[list[float]]], ref_vj
                                  f"{fit.names[bad]} entries)", ("yours (from backward)", jac[bad]),
                                  ("reference", ref_jac[bad]))]
     for vjp, ref_vjp in zip(vjps, ref_vjps):  # vᵀJ locates a wrong entry of the input as well as J does
-        if not said and not projections.all_close(vjp, ref_vjp):
+        if not said and not projections.all_close(vjp, ref_vjp, *fit.tol):
             said, _ = _explain_blocks([_t([g]) for g in vjp], [_t([g]) for g in ref_vjp], fit)
             said = said or "The vector-Jacobian products from backward differ from the reference's."
     if said:
@@ -285,7 +294,8 @@ def _explain_blocks(mine: list[torch.Tensor], right: list[torch.Tensor], fit: _F
     for k in range(len(mine)):
         if said:
             return said, k
-        said = explain(mine[k], right[k], fit.shapes[k], fit.names[k], f"The gradient with respect to {fit.names[k]}")
+        said = explain(mine[k], right[k], fit.shapes[k], fit.names[k], f"The gradient with respect to {fit.names[k]}",
+                       rtol=fit.tol[0], atol=fit.tol[1])
     return said, len(mine) - 1
 
 
@@ -304,7 +314,7 @@ def _judge_gradcheck(case: dict, vjps: list[list[list[float]]], d: projections.D
         for k in range(len(jac)):
             said = explain(jac[k], numeric[k], fit.shapes[k], fit.names[k],
                            f"The analytical Jacobian (from backward) with respect to {fit.names[k]}",
-                           rtol=GRADCHECK_RTOL, atol=GRADCHECK_ATOL)
+                           rtol=fit.gtol[0], atol=fit.gtol[1])
             if said:
                 said = said.replace("the right one", "the numerical one (finite differences of forward)")
                 figures = [_heatmaps(f"Jacobian with respect to {fit.names[k]}", ("analytical (backward)", jac[k]),
@@ -312,7 +322,7 @@ def _judge_gradcheck(case: dict, vjps: list[list[list[float]]], d: projections.D
                 break
     if not said:
         for analytical, numerical in projections.gradcheck_pairs(vjps, fd, d):
-            if not said and not projections.close(analytical, numerical, GRADCHECK_RTOL, GRADCHECK_ATOL):
+            if not said and not projections.close(analytical, numerical, *fit.gtol):
                 said = (f"Along a random direction u, backward gives vᵀJu = {analytical:.6g} but finite differences "
                         f"of forward give {numerical:.6g}: backward does not compute the derivative of forward.")
     if said:
@@ -340,7 +350,7 @@ def _judge_extra(problem: Problem, extra: dict, reference: dict, verdicts: Verdi
 
 
 def _explain_extra(problem: Problem, check: str, result: dict, ref: dict, encoded: list, names: list[str]):
-    tensors = [(n, a) for n, a in zip(names, encoded) if isinstance(a, dict)]
+    tensors = [(n, a) for n, a in zip(names, encoded) if probing.differentiable(a)]
     if check == "forward mode":
         sizes = [len(a["values"]) for _, a in tensors]
         rows = len(ref["output"]["values"])
@@ -381,6 +391,7 @@ def _judge_returns(case: dict, encoded: list[Any], names: list[str], where: str,
     returned = case.get("backward_returns")
     if returned is None:
         return
+    encoded = probing.positional(encoded)
     extra = returned[len(encoded):]  # autograd accepts trailing Nones, e.g. for an omitted bias
     if len(returned) < len(encoded) or any(v["kind"] != "None" for v in extra):
         verdicts.fail("backward returns", where + f"backward returned {len(returned)} value(s) for the "
@@ -388,6 +399,8 @@ def _judge_returns(case: dict, encoded: list[Any], names: list[str], where: str,
         return
     for k, (value, arg) in enumerate(zip(returned, encoded)):
         label = names[k] if k < len(names) else f"input {k + 1}"
+        if isinstance(arg, dict) and not probing.differentiable(arg):
+            continue  # a tensor of integers, booleans...: autograd ignores what backward returns for it
         if not isinstance(arg, dict) and value["kind"] != "None":
             verdicts.fail("backward returns", where + f"backward returned a {value['kind']} for {label}, which "
                                                       f"is not a tensor: return None for it.")
@@ -400,7 +413,7 @@ def _judge_returns(case: dict, encoded: list[Any], names: list[str], where: str,
 
 
 def _judge_second(second: dict, d: projections.Directions, where: str, verdicts: Verdicts, says: dict,
-                  graphs: list[Figure]) -> None:
+                  graphs: list[Figure], gtol: tuple[float, float] = (GRADCHECK_RTOL, GRADCHECK_ATOL)) -> None:
     """Second derivatives through the student's backward against finite differences of that backward,
     along random directions of the inputs and of v; the whole matrices where they were measured."""
     if "error" in second:
@@ -424,13 +437,13 @@ def _judge_second(second: dict, d: projections.Directions, where: str, verdicts:
             raise ValueError("malformed second derivatives")
         said = explain(analytical, numerical, (analytical.shape[1],), "the inputs and grad_output",
                        "The matrix of second derivatives (autograd through your backward)",
-                       rtol=GRADCHECK_RTOL, atol=GRADCHECK_ATOL)
+                       rtol=gtol[0], atol=gtol[1])
         if said:
             said = said.replace("the right one", "the numerical one (finite differences of backward)")
             figures = [_heatmaps("second derivatives (rows: gradient entries, columns: inputs then grad_output)",
                                  ("analytical", analytical), ("numerical", numerical))]
     for name, analytical_wu, numerical_wu in ([] if said else projections.gradgradcheck_pairs(second, d)):
-        if not projections.close(analytical_wu, numerical_wu, GRADCHECK_RTOL, GRADCHECK_ATOL):
+        if not projections.close(analytical_wu, numerical_wu, *gtol):
             said = (f"Along a random direction of {name}, the second derivatives through autograd of your backward "
                     f"give {analytical_wu:.6g} but finite differences of backward give {numerical_wu:.6g}.")
             break

@@ -49,6 +49,9 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder import layouts
+from autograder.layouts import Discovery, Found, NoSubmissions  # noqa: F401 - NoSubmissions: the loader's error
+
 SUFFIXES = (".ipynb", ".py")
 MAX_BYTES = 20 * 1024 * 1024  # one notebook or .py file; larger ones are refused unread
 MAX_TRANSFORM_CHARS = 1_000_000  # characters IPython's transformer may read for one submission (~5 s)
@@ -60,20 +63,30 @@ RUN_BODY = ("time", "capture", "prun")  # cell magics whose body Jupyter runs in
 _IPYTHON_SYNTAX = re.compile(r"[%!?]|^[ \t\f]*[,;/]", re.MULTILINE)  # what IPython's token transforms need
 
 
+MAX_MODULE_BYTES = MAX_BYTES  # all the helper modules of one submission together
+
+
 @dataclass
 class Submission:
-    """One student's file: its id (file name without extension, made unique), its code cells, or why
-    it could not be read."""
+    """One student's submission: its id (see layouts.py), its code cells, the helper modules beside it
+    (name in the worker's folder -> source), who handed it in where the layout says, or why it could
+    not be read. sha256 covers every byte graded: the file and its modules with their names."""
 
     id: str
-    path: Path
+    path: Path | None
     cells: list[str] = field(default_factory=list)
     error: str = ""
     sha256: str = ""
+    modules: dict[str, str] = field(default_factory=dict)
+    identity: dict = field(default_factory=dict)
+    where: str = ""  # for the instructor only: where it was found (never shown to the student)
+    ignored: list[str] = field(default_factory=list)  # other notebooks of the student, not graded
+    unreadable: bool = False  # the file (or folder) could not be read at all: the instructor is told
 
-
-class NoSubmissions(ValueError):
-    pass
+    @property
+    def file(self) -> str:
+        """The graded file's name (never a path of the instructor's machine)."""
+        return self.path.name if self.path is not None else ""
 
 
 class Unreadable(ValueError):
@@ -82,53 +95,11 @@ class Unreadable(ValueError):
 
 # -- finding submissions --------------------------------------------------------------------------------
 
-def discover(paths: list[Path]) -> list[Path]:
-    """The submission files named, or found inside the folders named (sorted). Hidden files and folders
-    (.ipynb_checkpoints among them) are skipped; symbolic links and other files that are not regular
-    files are listed when their name (or the folder they point to) makes them look like a submission,
-    so that load() refuses them by name, but never followed."""
-    found: list[Path] = []
-    for path in paths:
-        if path.is_dir():  # the instructor's folder, followed if it is a link
-            found += _walk(path)
-        elif path.suffix in SUFFIXES and (path.is_symlink() or path.exists()):
-            found.append(path)  # load() refuses what is not a regular file
-        elif not path.exists():
-            raise NoSubmissions(f"{path} does not exist. Name notebooks (.ipynb), Python files (.py) or "
-                                f"folders that hold them.")
-        else:
-            raise NoSubmissions(f"{path} is neither a notebook (.ipynb) nor a Python file (.py) nor a folder.")
-    if not found:
-        raise NoSubmissions("No submissions found: name notebooks (.ipynb), Python files (.py) or folders "
-                            "holding them.")
-    return found
-
-
-def _walk(top: Path) -> list[Path]:
-    """Submission-like entries below a folder, without following links (iterative: any depth)."""
-    found, folders = [], [top]
-    while folders:
-        folder = folders.pop()
-        try:
-            with os.scandir(folder) as entries:
-                listed = list(entries)
-        except OSError:
-            continue
-        for entry in listed:
-            if entry.name.startswith("."):
-                continue
-            path = Path(entry.path)
-            try:
-                if entry.is_symlink():
-                    if path.suffix in SUFFIXES or entry.is_dir():  # is_dir() reads the target's type only
-                        found.append(path)
-                elif entry.is_dir(follow_symlinks=False):
-                    folders.append(path)
-                elif path.suffix in SUFFIXES:
-                    found.append(path)
-            except OSError:
-                continue
-    return sorted(found)
+def discover(paths: list[Path], prefer: tuple[str, ...] = ()) -> Discovery:
+    """The submissions named, or found inside the folders and zips named (layouts.py): symbolic links and
+    other files that are not regular files are listed when their name (or the folder they point to)
+    makes them look like a submission, so that load() refuses them by name, but never followed."""
+    return layouts.discover(paths, prefer)
 
 
 def _looks_like_grader_file(candidate: str) -> bool:
@@ -149,12 +120,24 @@ def safe_id(name: str) -> str:
 
 
 def unique_ids(paths: list[Path]) -> list[str]:
-    """File names without extension (see safe_id); a name seen before (ignoring case, as some file
-    systems do) or one that looks like a file the grader writes (grades.csv, a .csv or .html...) gets
-    -2, -3, ... in the order given."""
+    """File names without extension (see safe_id), made unique as unique_names does."""
+    return unique_names([(path.stem if path.suffix in SUFFIXES else path.name, "") for path in paths])
+
+
+def unique_names(names: list[tuple[str, str]]) -> list[str]:
+    """Ids for (name, tiebreak) pairs (see safe_id). A name seen before (ignoring case, as some file
+    systems do) or one that looks like a file the grader writes (grades.csv, a .csv or .html...) is told
+    apart by its tiebreak when it has one (a student's email or id: the same whoever else is in the
+    class), else gets -2, -3, ... in the order given."""
+    counts: dict[str, int] = {}
+    for name, _ in names:
+        key = safe_id(name).casefold()
+        counts[key] = counts.get(key, 0) + 1
     ids, seen = [], set()
-    for path in paths:
-        base = safe_id(path.stem if path.suffix in SUFFIXES else path.name)
+    for name, tiebreak in names:
+        base = safe_id(name)
+        if tiebreak and (counts[base.casefold()] > 1 or _looks_like_grader_file(base)):
+            base = safe_id(f"{name} ({tiebreak})")
         candidate, n = base, 1
         while candidate.casefold() in seen or _looks_like_grader_file(candidate):
             n += 1
@@ -420,25 +403,57 @@ def _parses(code: str) -> bool:
 
 # -- everything ---------------------------------------------------------------------------------------
 
-def load(paths: list[Path]) -> list[Submission]:
+def load(paths: list[Path], prefer: tuple[str, ...] = (), warnings: list[str] | None = None) -> list[Submission]:
     """Every submission found in paths, read; one that cannot be read carries its error and no cells.
-    Raises NoSubmissions only (nothing to grade)."""
-    files = discover(paths)
-    subs = []
-    for path, sid in zip(files, unique_ids(files)):
-        sub = Submission(sid, path)
-        try:
-            raw = read_file(path)
-            sub.sha256 = hashlib.sha256(raw).hexdigest()
-            sub.cells = cells_of(path.name, path.suffix, raw)
-        except Unreadable as error:
-            sub.error = str(error)
-        except Exception as error:  # noqa: BLE001 - one file never stops the batch
-            sub.error = (f"{path.name} could not be read ({type(error).__name__}: {str(error)[:200]}). Save it "
-                         f"again (from Jupyter for a notebook) and resubmit.")
-        if sub.error:
-            sub.cells = []
-            if not sub.sha256:  # never read: what decides its result is why
-                sub.sha256 = hashlib.sha256(f"unread: {sub.error}".encode("utf-8", "replace")).hexdigest()
-        subs.append(sub)
+    Raises NoSubmissions only (nothing to grade). Zips are unpacked into temporary folders, removed once
+    everything is read. `warnings` receives what the instructor should know (zip entries refused,
+    metadata that could not be read)."""
+    discovery = discover(paths, prefer)
+    try:
+        subs = read_all(discovery.found)
+    finally:
+        discovery.close()
+    if warnings is not None:
+        warnings.extend(discovery.warnings)
     return subs
+
+
+def read_all(found: list[Found]) -> list[Submission]:
+    ids = unique_names([(f.name, f.tiebreak) for f in found])
+    return [read_one(f, sid) for f, sid in zip(found, ids)]
+
+
+def read_one(found: Found, sid: str) -> Submission:
+    """One submission read: its file, its modules; whatever is wrong becomes its error."""
+    sub = Submission(sid, found.graded, error=found.error, identity=dict(found.identity), where=found.where,
+                     ignored=list(found.ignored), unreadable=found.unreadable)
+    digest = hashlib.sha256()
+    try:
+        if sub.error or found.graded is None:
+            sub.error = sub.error or "No notebook (.ipynb) or Python file (.py) was found in your submission."
+        else:
+            raw = read_file(found.graded)
+            sub.cells = cells_of(found.graded.name, found.graded.suffix, raw)
+            digest.update(raw)
+            total = 0
+            for name in sorted(found.modules):
+                module = read_file(found.modules[name])
+                total += len(module)
+                if total > MAX_MODULE_BYTES:
+                    raise Unreadable(f"The Python files beside {found.graded.name} come to more than the grader's "
+                                     f"limit of {MAX_MODULE_BYTES // 2**20} MB, so they were not read.")
+                sub.modules[name] = python_text(module)
+                digest.update(b"\0module\0" + name.encode("utf-8", "replace") + b"\0" + module)
+            sub.sha256 = digest.hexdigest()
+    except Unreadable as error:
+        sub.error = str(error)
+        sub.unreadable = True
+    except Exception as error:  # noqa: BLE001 - one file never stops the batch
+        sub.error = (f"{sub.file or 'Your submission'} could not be read ({type(error).__name__}). Save it again "
+                     f"(from Jupyter for a notebook) and resubmit.")
+        sub.unreadable = True
+    if sub.error:
+        sub.cells, sub.modules = [], {}
+        # never read: what decides its result is why
+        sub.sha256 = hashlib.sha256(f"unread: {sub.error}".encode("utf-8", "replace")).hexdigest()
+    return sub

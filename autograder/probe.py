@@ -265,10 +265,27 @@ def _reset_modes(snapshot: Snapshot) -> None:
 
 # -- plain data <-> tensors -------------------------------------------------------------------------
 
-def encode_args(args: list[Any]) -> list[Any]:
-    """Inputs as plain data: tensors become {"shape", "values"}; other arguments stay as they are."""
-    return [{"shape": list(a.shape), "values": _T.tolist(_T.reshape(a, (-1,)))} if _T.isinstance(a, _T.Tensor)
-            else a for a in args]
+# Tensors of another dtype than float64 are passed as they are, constants: no gradient is asked for them.
+_DTYPES = {name: getattr(torch, name) for name in ("float64", "float32", "float16", "bfloat16", "int64", "int32",
+                                                     "int16", "int8", "uint8", "bool", "complex128")}
+
+
+def encode_args(args: list[Any], kwargs: dict | None = None) -> list[Any]:
+    """Inputs as plain data: tensors become {"shape", "values"} (with "dtype" when it is not float64, the
+    differentiable inputs' dtype); other arguments stay as they are; keyword arguments, if any, are a
+    last {"kwargs": {...}}."""
+    out: list[Any] = []
+    for a in args:
+        if _T.isinstance(a, _T.Tensor):
+            encoded = {"shape": list(a.shape), "values": _T.tolist(_T.reshape(a, (-1,)))}
+            if a.dtype != _T.float64:
+                encoded["dtype"] = str(a.dtype).removeprefix("torch.")
+            out.append(encoded)
+        else:
+            out.append(a)
+    if kwargs:
+        out.append({"kwargs": dict(kwargs)})
+    return out
 
 
 def _make(shape: list[int], values: list[float], requires_grad: bool = True) -> torch.Tensor:
@@ -276,9 +293,51 @@ def _make(shape: list[int], values: list[float], requires_grad: bool = True) -> 
     return _T.requires_grad_(t, requires_grad)
 
 
-def decode_args(encoded: list[Any]) -> list[Any]:
+def _is_kwargs(a: Any) -> bool:
+    return _T.isinstance(a, dict) and "kwargs" in a and "values" not in a
+
+
+def differentiable(a: Any) -> bool:
+    """An encoded float64 tensor: an input gradients are asked for."""
+    return _T.isinstance(a, dict) and "values" in a and a.get("dtype", "float64") == "float64"
+
+
+def positional(encoded: list[Any]) -> list[Any]:
+    """The encoded positional arguments (without the keyword arguments)."""
+    return [a for a in encoded if not _is_kwargs(a)]
+
+
+class Args(list):
+    """Decoded positional arguments, with the call's keyword arguments and which are differentiable."""
+
+    kwargs: dict
+    inputs: list
+
+
+def decode_args(encoded: list[Any]) -> Args:
     """Fresh tensors for every call, so that a Function changing its input cannot spoil the next."""
-    return [_make(a["shape"], a["values"]) if _T.isinstance(a, dict) else a for a in encoded]
+    args, inputs, kwargs = Args(), [], {}
+    for a in encoded:
+        if _is_kwargs(a):
+            kwargs = dict(a["kwargs"])
+        elif differentiable(a):
+            t = _make(a["shape"], a["values"])
+            args.append(t)
+            inputs.append(t)
+        elif _T.isinstance(a, dict) and "values" in a:
+            t = _T.reshape(_T.tensor(a["values"], dtype=_DTYPES[a["dtype"]]), tuple(a["shape"]))
+            args.append(t)
+        else:
+            args.append(a)
+    args.kwargs, args.inputs = kwargs, inputs
+    return args
+
+
+def with_kwargs(args: list[Any], like: Any) -> Args:
+    """args (e.g. gradcheck's tuple) with the keyword arguments of `like`."""
+    out = Args(args)
+    out.kwargs, out.inputs = dict(getattr(like, "kwargs", {}) or {}), [a for a in args if _is_tensor(a)]
+    return out
 
 
 def plain(t: torch.Tensor) -> dict:
@@ -304,9 +363,10 @@ def _call(problem, obj, args: list[Any]) -> Any:
     """Calls the submission through torch's own Function.apply (a class cannot swap it for something
     else), then puts back whatever the call patched in the grader."""
     try:
+        kwargs = getattr(args, "kwargs", None) or {}
         if problem.kind == "function" and _T.isinstance(obj, type) and _T.issubclass(obj, _T.Function):
-            return _T.apply(obj, *args)
-        return problem.call(obj, args)
+            return _T.apply(obj, *args, **kwargs)
+        return problem.call(obj, list(args), kwargs)
     finally:
         guard()
 
@@ -487,7 +547,7 @@ def describe_returns(result: Any) -> list[dict]:
 
 
 def _sizes(encoded: list[Any]) -> list[int]:
-    return [len(a["values"]) for a in encoded if _T.isinstance(a, dict)]
+    return [len(a["values"]) for a in encoded if differentiable(a)]
 
 
 def _directions_of(case: dict, seed: int, index: int) -> projections.Directions:
@@ -498,8 +558,9 @@ def _directions_of(case: dict, seed: int, index: int) -> projections.Directions:
 def measure_case(problem, obj, encoded: list[Any], seed: int, index: int, recorded: list) -> dict:
     """The forward output, one vector-Jacobian product, finite differences of forward along one direction
     and, where graded, second derivatives along one direction (see projections.py)."""
-    case: dict[str, Any] = {"arg_kinds": ["Tensor" if _T.isinstance(a, dict) else _T.type(a).__name__
-                                          for a in encoded]}
+    case: dict[str, Any] = {"arg_kinds": ["Tensor" if differentiable(a) else f"Tensor({a.get('dtype')})"
+                                          if _T.isinstance(a, dict) else _T.type(a).__name__
+                                          for a in positional(encoded)]}
     args = decode_args(encoded)
     try:
         out = _call(problem, obj, args)
@@ -511,7 +572,7 @@ def measure_case(problem, obj, encoded: list[Any], seed: int, index: int, record
         return case
     out = _view(out)
     case["output"] = {"type": "Tensor", **plain(out), "has_grad_fn": out.grad_fn is not None}
-    tensors = [a for a in args if _is_tensor(a)]
+    tensors = args.inputs
     d = projections.directions(seed, index, out.numel(), tuple(_sizes(encoded)))
     recorded.clear()
     try:
@@ -535,7 +596,7 @@ def reference_case(problem, obj, encoded: list[Any]) -> dict:
     args = decode_args(encoded)
     out = _view(_call(problem, obj, args))
     return {"output": {"type": "Tensor", **plain(out), "has_grad_fn": out.grad_fn is not None},
-            "jacobian": analytical_jacobian(out, [a for a in args if _is_tensor(a)])}
+            "jacobian": analytical_jacobian(out, args.inputs)}
 
 
 def _worth_explaining(case: dict, expect: dict | None, seed: int, index: int) -> tuple[bool, bool]:
@@ -562,8 +623,7 @@ def explain_case(problem, obj, encoded: list[Any], seed: int, index: int, first:
     if first:
         args = decode_args(encoded)
         with contextlib.suppress(BaseException):  # the projections already hold the failure
-            found["jacobian"] = analytical_jacobian(_view(_call(problem, obj, args)),
-                                                    [a for a in args if _is_tensor(a)])
+            found["jacobian"] = analytical_jacobian(_view(_call(problem, obj, args)), args.inputs)
         with contextlib.suppress(BaseException):
             found["numerical"] = numerical_jacobian(problem, obj, encoded)
     if second:
@@ -612,7 +672,7 @@ def _forward_values(problem, obj, encoded: list[Any]) -> list[float]:
 
 
 def _perturbed(encoded: list[Any], k: int, j: int, step: float) -> list[Any]:
-    copy = [dict(a, values=list(a["values"])) if _T.isinstance(a, dict) else a for a in encoded]
+    copy = [dict(a, values=list(a["values"])) if differentiable(a) else a for a in encoded]
     copy[k]["values"][j] += step
     return copy
 
@@ -621,7 +681,7 @@ def _moved(encoded: list[Any], direction: list[list[float]], step: float) -> lis
     """The inputs moved by step along a direction (one list per tensor input)."""
     moved, tensors = [], iter(direction)
     for a in encoded:
-        if _T.isinstance(a, dict):
+        if differentiable(a):
             a = dict(a, values=[x + step * u for x, u in zip(a["values"], next(tensors))])
         moved.append(a)
     return moved
@@ -641,7 +701,7 @@ def numerical_jacobian(problem, obj, encoded: list[Any]) -> list[list[list[float
     """Central differences of the student's own forward, entry by entry, as gradcheck computes them."""
     jac = []
     for k, arg in enumerate(encoded):
-        if not _T.isinstance(arg, dict):
+        if not differentiable(arg):
             continue
         columns = []
         for j in range(len(arg["values"])):
@@ -653,7 +713,7 @@ def numerical_jacobian(problem, obj, encoded: list[Any]) -> list[list[list[float
 
 def _vjp(problem, obj, encoded: list[Any], v_values: list[float], create_graph: bool):
     args = decode_args(encoded)
-    tensors = [a for a in args if _is_tensor(a)]
+    tensors = args.inputs
     out = _view(_call(problem, obj, args))
     v = _make(list(out.shape), v_values, requires_grad=create_graph)
     grads = _grad(out, tensors, v, create_graph=create_graph, allow_unused=True)
@@ -732,7 +792,7 @@ def _numerical_second(problem, obj, encoded: list[Any], v_values: list[float]) -
 
     columns = []
     for k, arg in enumerate(encoded):
-        if _T.isinstance(arg, dict):
+        if differentiable(arg):
             for j in range(len(arg["values"])):
                 columns.append(_difference(first_order(_perturbed(encoded, k, j, EPS), v_values),
                                            first_order(_perturbed(encoded, k, j, -EPS), v_values)))
@@ -748,7 +808,7 @@ def backward_graph(problem, obj, encoded: list[Any]) -> dict | None:
     """The graph of the student's backward, built with create_graph=True, as plain data."""
     try:
         args = decode_args(encoded)
-        tensors = [a for a in args if _is_tensor(a)]
+        tensors = args.inputs
         out = _view(_call(problem, obj, args))
         grads = _grad(out, tensors, _make(list(out.shape), [1.0] * out.numel(), False),
                       create_graph=True, allow_unused=True)
@@ -801,8 +861,9 @@ def torch_checks(problem, obj, encoded: list[Any], seed: int = 0, worth: set[str
         try:
             with _T.fork_rng(devices=[]):  # gradgradcheck draws random grad_outputs: same seed, same words
                 _T.manual_seed(seed)
-                run(lambda *a: _plain_result(_call(problem, obj, list(a))), tuple(decode_args(encoded)), eps=EPS,
-                    atol=1e-5, raise_exception=True)
+                args = decode_args(encoded)
+                run(lambda *a, like=args: _plain_result(_call(problem, obj, with_kwargs(list(a), like))), tuple(args),
+                    eps=EPS, atol=1e-5, raise_exception=True)
             says[name] = "passed"
         except BaseException as error:  # noqa: BLE001
             says[name] = f"{_T.type(error).__name__}: {str(error)[:MAX_TEXT]}"

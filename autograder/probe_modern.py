@@ -13,7 +13,7 @@ import torch
 import torch.autograd.forward_ad as forward_ad
 import torch.func
 
-from autograder.probe import MAX_TEXT, _make, decode_args, error_data, plain
+from autograder.probe import MAX_TEXT, _make, decode_args, differentiable, error_data, plain
 
 _M = SimpleNamespace(dual_level=forward_ad.dual_level, make_dual=forward_ad.make_dual,
                      unpack_dual=forward_ad.unpack_dual, vmap=torch.func.vmap, grad=torch.func.grad,
@@ -39,7 +39,7 @@ def forward_mode(problem, obj, encoded: list[Any]) -> dict:
     """The Jacobian column by column: J e_j through forward-mode AD (the Function's jvp)."""
     jac = []
     for k, arg in enumerate(encoded):
-        if not _M.isinstance(arg, dict):
+        if not differentiable(arg):
             continue
         columns = []
         for j in range(len(arg["values"])):

@@ -30,34 +30,68 @@ POINTS = {"is a Function": 0, "forward": 2, "backward returns": 1, "gradient": 3
           "gradgradcheck": 2, "forward mode": 2, "vmap": 2, "opcheck": 2}
 
 
+DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
+
+
 @dataclass(frozen=True)
 class TensorSpec:
     """A float64 input drawn uniformly from [low, high], kept `margin` away from each of `avoid`
-    (the kinks where the derivative does not exist, such as 0 for |x| or ReLU)."""
+    (the kinks where the derivative does not exist, such as 0 for |x| or ReLU).
+
+    With another `dtype` ("int64", "bool", "float32", ... or the torch dtype) the tensor is passed as it
+    is and is not differentiated: integers are drawn from low, low + 1, ..., high - 1 (an index tensor:
+    low=0, high=the size indexed), booleans are True or False with even odds; floats of another
+    precision as float64 ones, then converted."""
 
     shape: tuple[int, ...]
     low: float = -1.0
     high: float = 1.0
     avoid: tuple[float, ...] = ()
     margin: float = 0.1
+    dtype: str = "float64"
+
+    def __post_init__(self):
+        if isinstance(self.dtype, torch.dtype):
+            object.__setattr__(self, "dtype", str(self.dtype).removeprefix("torch."))
+        object.__setattr__(self, "shape", tuple(self.shape))
+
+    @property
+    def differentiable(self) -> bool:
+        return self.dtype == "float64"
 
     def make(self, generator: torch.Generator) -> torch.Tensor:
+        dtype = getattr(torch, self.dtype)
+        if self.dtype == "bool":
+            return torch.randint(0, 2, self.shape, generator=generator).to(torch.bool)
+        if not dtype.is_floating_point:
+            return torch.randint(int(self.low), int(self.high), self.shape, generator=generator).to(dtype)
         x = torch.empty(self.shape, dtype=torch.float64).uniform_(self.low, self.high, generator=generator)
         for point in self.avoid:
             near = (x - point).abs() < self.margin
             x = torch.where(near, point + torch.where(x >= point, 1.0, -1.0) * 2 * self.margin, x)
-        return x
+        return x.to(dtype)
 
 
 @dataclass(frozen=True)
 class Case:
     """One call of the student's Function: tensor specs and plain values (an omitted optional
-    argument is simply left out)."""
+    argument is simply left out), and keyword arguments (plain values) passed by name."""
 
     args: tuple[Any, ...]
+    kwargs: Any = ()  # a dict, kept as (name, value) pairs
+
+    def __post_init__(self):
+        object.__setattr__(self, "args", tuple(self.args))
+        items = self.kwargs.items() if isinstance(self.kwargs, dict) else self.kwargs
+        object.__setattr__(self, "kwargs", tuple((str(k), v) for k, v in items))
 
     def describe(self) -> str:
-        parts = [f"tensor{tuple(a.shape)}" if isinstance(a, TensorSpec) else repr(a) for a in self.args]
+        def one(a):
+            if isinstance(a, TensorSpec):
+                return f"tensor{tuple(a.shape)}" + ("" if a.differentiable else f" of {a.dtype}")
+            return repr(a)
+
+        parts = [one(a) for a in self.args] + [f"{k}={one(v)}" for k, v in self.kwargs]
         return "(" + ", ".join(parts) + ")"
 
 
@@ -80,7 +114,21 @@ class Problem:
     # instructor chooses (visibility "hidden" or "after_published"). A whole problem, or single checks.
     hidden: bool = False
     hidden_checks: frozenset[str] = frozenset()
+    # Points per check; a partial dict changes those checks only (the others keep POINTS).
     points: dict[str, float] = field(default_factory=lambda: dict(POINTS))
+    # Authoring (docs/authoring.md): (rtol, atol) against the reference (forward, gradient; default
+    # projections.RTOL/ATOL), and against finite differences (gradcheck, gradgradcheck; default torch's);
+    # checks left out (e.g. "gradcheck" for a straight-through estimator); a sentence of the
+    # instructor's own, per check, added to what a student reads when that check fails.
+    tolerance: tuple[float, float] | None = None
+    gradcheck_tolerance: tuple[float, float] | None = None
+    skip: tuple[str, ...] = ()
+    hints: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "points", {**POINTS, **self.points})
+        object.__setattr__(self, "skip", tuple(self.skip))
+        object.__setattr__(self, "hidden_checks", frozenset(self.hidden_checks))
 
     @property
     def lookup(self) -> str:
@@ -89,7 +137,19 @@ class Problem:
     @property
     def checks(self) -> list[str]:
         base = [c for c in CHECKS if c not in EXTRA_CHECKS and (c != "gradgradcheck" or self.double_backward)]
-        return base + [c for c in EXTRA_CHECKS if c in self.extra_checks]
+        return [c for c in base + [c for c in EXTRA_CHECKS if c in self.extra_checks] if c not in self.skip]
+
+    @property
+    def rtol_atol(self) -> tuple[float, float]:
+        from autograder.projections import ATOL, RTOL
+
+        return tuple(self.tolerance) if self.tolerance else (RTOL, ATOL)
+
+    @property
+    def gradcheck_rtol_atol(self) -> tuple[float, float]:
+        from autograder.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
+
+        return tuple(self.gradcheck_tolerance) if self.gradcheck_tolerance else (GRADCHECK_RTOL, GRADCHECK_ATOL)
 
     @property
     def max_score(self) -> float:
@@ -100,8 +160,11 @@ class Problem:
         generator = torch.Generator().manual_seed(seed * 1000 + case_index)
         return [a.make(generator) if isinstance(a, TensorSpec) else a for a in self.cases[case_index].args]
 
-    def call(self, obj: Any, args: list[Any]) -> Any:
-        return obj.apply(*args) if self.kind == "function" else obj(*args)
+    def kwargs(self, case_index: int) -> dict[str, Any]:
+        return dict(self.cases[case_index].kwargs)
+
+    def call(self, obj: Any, args: list[Any], kwargs: dict | None = None) -> Any:
+        return obj.apply(*args, **(kwargs or {})) if self.kind == "function" else obj(*args, **(kwargs or {}))
 
     def spec(self) -> dict:
         """What a grading worker may know of this problem: how to find and call the Function and what to
@@ -131,5 +194,5 @@ class Spec:
     def lookup(self) -> str:
         return self.entry or self.name
 
-    def call(self, obj: Any, args: list[Any]) -> Any:
-        return obj.apply(*args) if self.kind == "function" else obj(*args)
+    def call(self, obj: Any, args: list[Any], kwargs: dict | None = None) -> Any:
+        return obj.apply(*args, **(kwargs or {})) if self.kind == "function" else obj(*args, **(kwargs or {}))

@@ -214,12 +214,12 @@ def test_symlinks_are_refused_never_followed(tmp_path, secret):
     (subs / "trudy").symlink_to(secret)
     (subs / "nested").mkdir()
     (subs / "nested" / "eve.ipynb").symlink_to(secret / "hidden.py")
-    found = discover([subs])
+    found = [f.graded for f in discover([subs]).found]
     assert secret / "hidden.py" not in found and subs / "trudy" / "hidden.py" not in found
     by_id = {s.id: s for s in load([subs])}
-    assert sorted(by_id) == ["alice", "eve", "mallory", "trudy"]
+    assert sorted(by_id) == ["alice", "mallory", "nested", "trudy"]  # a subfolder is one student's submission
     assert by_id["alice"].cells == ["x = 1\n"]
-    for sid in ("eve", "mallory", "trudy"):
+    for sid in ("nested", "mallory", "trudy"):
         assert "symbolic link" in by_id[sid].error and by_id[sid].cells == []
         assert "hidden-test-answer" not in repr(by_id[sid])
 
@@ -281,13 +281,14 @@ def test_file_at_the_limit_is_read(tmp_path):
 # -- ids ------------------------------------------------------------------------------------------------
 
 def test_colliding_names_get_unique_ids(tmp_path):
-    """Do two files with the same name in different folders get different ids?"""
+    """Do two files of the same name given directly, or lying directly in two folders given, get different
+    ids?"""
     for folder in ("a", "b"):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "hw.py").write_text("")
     (tmp_path / "a" / "hw.ipynb").write_text(json.dumps(nbformat.v4.new_notebook()))
-    files = discover([tmp_path])
-    assert unique_ids(files) == ["hw", "hw-2", "hw-3"]
+    assert [s.id for s in load([tmp_path / "a", tmp_path / "b"])] == ["hw", "hw-2", "hw-3"]
+    assert unique_ids([tmp_path / "a" / "hw.ipynb", tmp_path / "a" / "hw.py"]) == ["hw", "hw-2"]
 
 
 def test_ids_never_name_the_graders_own_files(tmp_path):
@@ -322,14 +323,15 @@ def test_hidden_files_and_checkpoints_are_skipped(tmp_path):
     (tmp_path / ".git" / "hook.py").write_text("")
     (tmp_path / "._s.py").write_text("")
     (tmp_path / "s.py").write_text("")
-    assert discover([tmp_path]) == [tmp_path / "s.py"]
+    assert [f.graded for f in discover([tmp_path]).found] == [tmp_path / "s.py"]
 
 
 def test_nested_folders_are_walked(tmp_path):
-    """Is a submission deep inside nested folders found?"""
-    folder = tmp_path
-    for _ in range(60):
+    """Is a submission deep inside a student's nested folders found, its id the student's folder?"""
+    folder = tmp_path / "student"
+    for _ in range(18):
         folder = folder / ("d" * 60)
     folder.mkdir(parents=True)
     (folder / "deep.py").write_text("")
-    assert [p.name for p in discover([tmp_path])] == ["deep.py"]
+    (found,) = discover([tmp_path]).found
+    assert (found.name, found.graded.name) == ("student", "deep.py")

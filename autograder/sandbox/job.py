@@ -53,6 +53,7 @@ class Task:
     key: Any
     cells: list[str]
     problems: list[Measure]
+    modules: dict[str, str] = field(default_factory=dict)  # helper modules: name in the worker's folder -> source
 
 
 @dataclass
@@ -87,7 +88,7 @@ class Job:
         self.workdir = tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
         self.group: Group | None = None
         self.messages = self.printed = self.control = self.pidfd = None
-        payload = {"cells": task.cells, "seed": seed,
+        payload = {"cells": task.cells, "modules": task.modules, "seed": seed,
                    "problems": [dict(m.spec, name=m.name, cases=m.cases) for m in problems]}
         fd = os.open(os.path.join(self.workdir, PAYLOAD), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:

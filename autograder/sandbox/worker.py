@@ -60,6 +60,28 @@ def read_payload(path: str) -> dict:
     return payload
 
 
+def write_modules(modules: dict[str, str]) -> list[str]:
+    """The submission's helper modules, written into the worker's own folder (its working directory,
+    put first on sys.path as Jupyter puts the notebook's folder), so that its cells import them. Names
+    are relative paths the loader made; anything else is skipped. Returns what could not be written."""
+    failed = []
+    for name, source in modules.items():
+        parts = str(name).split("/")
+        if not str(name).endswith(".py") or any(p in ("", ".", "..") or "\\" in p or "\0" in p for p in parts):
+            failed.append(str(name))
+            continue
+        try:
+            if len(parts) > 1:
+                os.makedirs(os.path.join(*parts[:-1]), exist_ok=True)
+            with open(os.path.join(*parts), "x", encoding="utf-8", errors="replace") as f:
+                f.write(str(source))
+        except OSError:
+            failed.append(str(name))
+    if modules:
+        sys.path.insert(0, os.getcwd())
+    return failed
+
+
 def _reap_children() -> None:
     """Collects the worker's exited children (the grader killed what the cells left running), so that
     they no longer count against the process limit."""
@@ -127,8 +149,12 @@ def run(messages: int, control: int, payload: dict, snapshot: probing.Snapshot) 
     cells: list[str] = payload["cells"]
     seed: int = payload["seed"]
     problems = {p["name"]: (Spec.from_dict(p), p["cases"]) for p in payload["problems"]}
+    unwritten = write_modules(payload.get("modules") or {})
     del payload
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    if unwritten:
+        send(messages, {"event": "cell-error", "index": -1, "type": "OSError",
+                        "error": "The grader could not write these files beside your notebook: " + ", ".join(unwritten)})
     for index, source in enumerate(cells):
         send(messages, {"event": "cell", "index": index})
         error = None
