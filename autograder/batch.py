@@ -1,19 +1,32 @@
-"""Grades a class: load -> run (isolated workers) -> judge (here) -> report, with resume on re-run."""
+"""Grades a class: load -> run (isolated workers) -> judge (here) -> report, with resume on re-run.
+
+Every result is keyed on everything that decides it (`Key`): the submission's bytes (its file and its
+helper modules), the assignment's full definition (validate.fingerprint), the extra files' bytes, the
+seed, the limits and the grader's version. A re-run grades again exactly the submissions whose key
+changed, and says how many and why (`Plan`); results never exceed their maximum (report.py asserts it
+when writing). Each batch also writes report.html (classreport.py), from the very result files.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
+import os
+import re
 import sys
 import tempfile
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import autograder
 from autograder.assignments import Assignment
 from autograder.judge import CheckResult, Verdicts, encoded_cases, expectations, judge
 from autograder.loader import Submission, load
 from autograder.probe import explain_plan, with_explanation
 from autograder.render import feedback_page
-from autograder.report import grades_csv, read_results, results_json, write_atomic
+from autograder.report import ScoreAboveMaximum, grades_csv, read_results, results_json, write_atomic
 from autograder.sandbox import Limits, Measure, Outcome, Pool, Server, Task
 
 
@@ -29,6 +42,62 @@ class Graded:
     seconds: float
     skipped: bool
     feedback: Path
+    reason: str = ""  # why it was graded (again): "new", "its files changed", ...
+
+
+class Batch(list):
+    """What grade() returns: the Graded rows, and what the instructor should be told."""
+
+    def __init__(self):
+        super().__init__()
+        self.plan = ""  # how many were graded and why
+        self.unreadable: list[str] = []  # submissions whose files could not be read, "id (where: why)"
+        self.warnings: list[str] = []  # zip entries refused, metadata that could not be read
+        self.report: Path | None = None
+
+
+@dataclass(frozen=True)
+class Key:
+    """Everything that decides a result, except the submission itself (see the module's docstring)."""
+
+    assignment: str
+    definition: str
+    extra_files: tuple[tuple[str, str], ...]  # (file name, sha256)
+    seed: int
+    limits: dict = field(hash=False)
+    grader: str = autograder.__version__
+
+    def of(self, sub: Submission) -> dict:
+        return {"submission": sub.sha256, "assignment": self.assignment, "definition": self.definition,
+                "extra_files": [list(e) for e in self.extra_files], "seed": self.seed, "limits": self.limits,
+                "grader": self.grader}
+
+
+def make_key(assignment: Assignment, seed: int, limits: Limits, extras: list[Path] = ()) -> Key:
+    from autograder.validate import fingerprint
+
+    files = tuple((Path(p).name, hashlib.sha256(Path(p).read_bytes()).hexdigest()) for p in extras)
+    return Key(assignment.name, fingerprint(assignment, seed), files, seed, dataclasses.asdict(limits))
+
+
+# Why a result is stale, in the order asked: the first component of the key that differs says why
+# (the definition's fingerprint depends on the seed, so the seed is asked first).
+STALE = (("submission", "its files changed"), ("assignment", "it was graded for another assignment"),
+         ("grader", "the grader changed"), ("seed", "the seed changed"), ("limits", "the limits changed"),
+         ("extra_files", "the extra files changed"), ("definition", "the assignment's definition changed"))
+
+
+def staleness(previous: dict | None, key: dict) -> str:
+    """"" when previous (a results.json) was graded with this very key, else why not."""
+    if previous is None:
+        return "new"
+    old = (previous.get("extra_data") or {}).get("key")
+    if not isinstance(old, dict):
+        return "it was graded by an earlier version of the grader"
+    for name, why in STALE:
+        if old.get(name) != key[name]:
+            return f"{why} ({old.get(name)} -> {key[name]})" if name in ("grader", "seed") else why
+    return ""
 
 
 def prepare_out(out: Path) -> None:
@@ -53,12 +122,13 @@ def remove_partial_files(out: Path) -> None:
                 pass
 
 
-def already_graded(out: Path, assignment: Assignment, sub: Submission) -> dict | None:
+def already_graded(out: Path, key: Key, sub: Submission) -> tuple[dict | None, str]:
+    """(the previous result, "") when it was graded with this key, else (None, why it is graded now)."""
     result = read_results(out / sub.id / "results.json")
-    extra = (result or {}).get("extra_data", {})
-    if extra.get("sha256") == sub.sha256 and extra.get("assignment") == assignment.name:
-        return result
-    return None
+    if result is not None and not isinstance(result.get("score"), (int, float)):
+        result = None
+    why = staleness(result, key.of(sub))
+    return (result, "") if not why else (None, why)
 
 
 def failed_everywhere(assignment: Assignment, reason: str) -> list[CheckResult]:
@@ -139,16 +209,84 @@ def verdicts_for(assignment: Assignment, outcome: Outcome, seed: int) -> list[Ch
     return results
 
 
+# -- nothing of the instructor's machine on a student's page ------------------------------------------
+
+_TEMPORARY = re.compile(r"(?:/[^/\s'\"<>]+)*/autograder-(?:unzip-)?[A-Za-z0-9_-]+/")
+
+
+class Private:
+    """Takes the paths of the grader's machine out of what a student reads: the folders named on the
+    command line, the output folder, Python's installation, the home folder, and the temporary folders
+    of workers and zips (a traceback through a helper module names the worker's folder)."""
+
+    def __init__(self, folders: list[Path] = ()):
+        prefixes = {}
+        for folder in folders:
+            for form in {str(folder), str(Path(folder).resolve()), os.path.abspath(folder)}:
+                if len(form) > 1:
+                    prefixes[form.rstrip("/") + "/"] = ""
+        for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
+            prefixes[prefix.rstrip("/") + "/"] = "<python>/"
+        prefixes[str(Path(autograder.__file__).resolve().parent.parent) + "/"] = ""
+        home = os.path.expanduser("~")
+        if len(home) > 1:
+            prefixes[home.rstrip("/") + "/"] = "~/"
+        self.prefixes = sorted(prefixes.items(), key=lambda item: -len(item[0]))
+
+    def __call__(self, text: str) -> str:
+        if not text:
+            return text
+        text = _TEMPORARY.sub("", text)
+        for prefix, replacement in self.prefixes:
+            if prefix in text:
+                text = text.replace(prefix, replacement)
+        return text
+
+    def results(self, results: list[CheckResult]) -> list[CheckResult]:
+        for r in results:
+            r.message, r.details = self(r.message), self(r.details)
+        return results
+
+    def outcome(self, outcome: Outcome | None) -> Outcome | None:
+        if outcome is not None:
+            outcome.output = self(outcome.output)
+            for cell in outcome.cell_errors:
+                cell["error"] = self(str(cell.get("error", "")))
+        return outcome
+
+
+def extra_data(assignment: Assignment, sub: Submission, key: Key | None, outcome: Outcome | None) -> dict:
+    """What the grader keeps about a result besides the tests: the key, who handed it in, how it went."""
+    data: dict = {"submission": sub.id, "file": sub.file, "sha256": sub.sha256, "assignment": assignment.name,
+                  "max_score": assignment.max_score}
+    if key is not None:
+        data["key"] = key.of(sub)
+    if sub.identity:
+        data["identity"] = sub.identity
+    if sub.modules:
+        data["modules"] = sorted(sub.modules)
+    if sub.ignored:
+        data["not_graded"] = sub.ignored
+    if sub.error:
+        data["status"] = "unreadable" if sub.unreadable else "not graded"
+        data["error"] = sub.error
+    elif outcome is not None and outcome.timed_out:
+        data["status"] = "timed out"
+        data["timed_out"] = list(outcome.timed_out)
+    else:
+        data["status"] = "graded"
+    return data
+
+
 def write_submission(out: Path, assignment: Assignment, sub: Submission, results: list[CheckResult],
-                     outcome: Outcome | None) -> dict:
+                     outcome: Outcome | None, key: Key | None = None) -> dict:
     cells = outcome.cell_errors if outcome else []
     output = outcome.output if outcome else ""
     folder = out / sub.id
-    write_atomic(folder / "feedback.html", feedback_page(sub.id, assignment.name, results, cells, output))
     score = sum(r.score for r in results)
     summary = f"{assignment.name}: {score:g}/{assignment.max_score:g}. Open feedback.html for the pictures."
-    result = results_json(results, summary, {"submission": sub.id, "file": sub.path.name, "sha256": sub.sha256,
-                                             "assignment": assignment.name})
+    result = results_json(results, summary, extra_data(assignment, sub, key, outcome), assignment.max_score)
+    write_atomic(folder / "feedback.html", feedback_page(sub.id, assignment.name, results, cells, output))
     # No execution_time here: a batch killed and run again must end with the very files of an
     # uninterrupted run, so nothing that varies from run to run goes into them (the CLI prints times).
     write_atomic(folder / "results.json", json.dumps(result, indent=2) + "\n")
@@ -168,12 +306,18 @@ def _contained(assignment: Assignment, sub: Submission, outcome: Outcome | None,
 
 
 def _written(out: Path, assignment: Assignment, sub: Submission, results: list[CheckResult],
-             outcome: Outcome | None) -> dict:
+             outcome: Outcome | None, key: Key | None = None) -> dict:
     """Writes one submission's files. Drawing its page may fail on what the submission produced (then
     the page says so, without pictures); writing may fail on a full disk (then the submission's row says
-    so, and the batch goes on)."""
+    so, and the batch goes on); a score above its maximum, a fault of the grader's, is never written."""
     try:
-        return write_submission(out, assignment, sub, results, outcome)
+        return write_submission(out, assignment, sub, results, outcome, key)
+    except ScoreAboveMaximum as error:
+        print(f"autograder: {sub.id}: {error} This is a fault of the grader; the submission is scored 0 until it "
+              f"is fixed.", file=sys.stderr)
+        failed = failed_everywhere(assignment, "The grader failed while scoring this submission; it is scored 0. "
+                                               "Tell your instructor.")
+        return write_submission(out, assignment, sub, failed, None, key)
     except OSError as error:
         score = sum(r.score for r in results)
         print(f"autograder: could not write the results of {sub.id} ({error.strerror or error}); its score "
@@ -183,46 +327,74 @@ def _written(out: Path, assignment: Assignment, sub: Submission, results: list[C
         for r in results:
             r.figures = []
         results[0].details += f"\n(The grader could not draw this page's pictures: {type(error).__name__}.)"
-        return write_submission(out, assignment, sub, results, outcome)
+        return write_submission(out, assignment, sub, results, outcome, key)
 
 
 def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = False, workers: int | None = None,
           limits: Limits | None = None, seed: int = 0, progress: bool = True,
-          server: Server | None = None) -> list[Graded]:
-    """Grades every submission found in paths and writes the result files under out."""
+          server: Server | None = None, extras: list[Path] = ()) -> Batch:
+    """Grades every submission found in paths and writes the result files under out: results.json and
+    feedback.html per submission, grades.csv and report.html for the class."""
     prepare_out(out)
-    pool = pool_for(assignment, limits or Limits(), workers, server)  # before anything about the class is read
+    limits = limits or Limits()
+    pool = pool_for(assignment, limits, workers, server)  # before anything about the class is read
     try:
-        return _grade(pool, assignment, paths, out, force, seed, progress)
+        return _grade(pool, assignment, paths, out, force, seed, progress, make_key(assignment, seed, limits, extras))
     finally:
         pool.close()
 
 
+def say(text: str) -> None:
+    print("autograder: " + text, file=sys.stderr)
+
+
+def describe_plan(total: int, reasons: list[str], force: bool) -> str:
+    """"40 submissions: 37 already graded, 3 to grade (2 new, 1 whose files changed)."""
+    if force:
+        return f"{total} submission(s), all graded again (--force)."
+    if not reasons:
+        return f"{total} submission(s), all already graded with this very assignment, seed, limits and grader: " \
+               f"nothing to grade (--force grades them again)."
+    counts = Counter(reasons)
+    parts = [f"{n} {why}" if why == "new" else f"{n} because {why}" for why, n in counts.most_common()]
+    done = total - len(reasons)
+    return (f"{total} submission(s): {done} already graded, {len(reasons)} to grade ({'; '.join(parts)}).")
+
+
 def _grade(pool: Pool, assignment: Assignment, paths: list[Path], out: Path, force: bool, seed: int,
-           progress: bool) -> list[Graded]:
-    subs = load(paths)
+           progress: bool, key: Key) -> Batch:
+    warnings: list[str] = []
+    subs = load(paths, (assignment.lesson, assignment.name), warnings)
+    private = Private([*paths, out])
     by_id = {s.id: s for s in subs}
     rows: dict[str, dict] = {}
-    graded: list[Graded] = []
-    todo = []
+    graded = Batch()
+    todo, reasons = [], []
     for sub in subs:
-        previous = None if force else already_graded(out, assignment, sub)
+        previous, why = (None, "--force") if force else already_graded(out, key, sub)
         if previous is not None:
             rows[sub.id] = previous
             graded.append(Graded(sub.id, previous["score"], assignment.max_score, 0.0, True, out / sub.id / "feedback.html"))
-        elif sub.error:
-            rows[sub.id] = _written(out, assignment, sub, _contained(assignment, sub, None, seed), None)
-            graded.append(Graded(sub.id, 0.0, assignment.max_score, 0.0, False, out / sub.id / "feedback.html"))
+            continue
+        reasons.append(why)
+        if sub.error:
+            results = private.results(_contained(assignment, sub, None, seed))
+            rows[sub.id] = _written(out, assignment, sub, results, None, key)
+            graded.append(Graded(sub.id, 0.0, assignment.max_score, 0.0, False, out / sub.id / "feedback.html", why))
         else:
-            todo.append(sub)
+            todo.append((sub, why))
+    graded.plan = describe_plan(len(subs), [] if force else reasons, force)
+    say(graded.plan)
     jobs = problem_jobs(assignment, seed)
-    tasks = [Task(s.id, s.cells, jobs) for s in todo]
+    tasks = [Task(s.id, s.cells, jobs, s.modules) for s, _ in todo]
+    why_of = {s.id: why for s, why in todo}
     bar = _progress(len(tasks), progress)
     for sid, outcome in pool.run(tasks, seed):
         sub = by_id[sid]
-        rows[sid] = _written(out, assignment, sub, _contained(assignment, sub, outcome, seed), outcome)
+        results = private.results(_contained(assignment, sub, outcome, seed))
+        rows[sid] = _written(out, assignment, sub, results, private.outcome(outcome), key)
         graded.append(Graded(sid, rows[sid]["score"], assignment.max_score, outcome.seconds, False,
-                             out / sid / "feedback.html"))
+                             out / sid / "feedback.html", why_of[sid]))
         bar.update(1)
     bar.close()
     ordered = [(s.id, rows[s.id]) for s in subs]
@@ -232,8 +404,23 @@ def _grade(pool: Pool, assignment: Assignment, paths: list[Path], out: Path, for
     except OSError as error:
         raise UsageError(f"Could not write {out / 'grades.csv'} ({error.strerror or error}). Every submission "
                          f"graded so far is saved: free some space and run the same command again.") from None
+    graded.report = _class_report(out, assignment, ordered)
+    graded.unreadable = [f"{s.id} ({s.where}: {s.error})" for s in subs if s.unreadable]
+    graded.warnings = warnings
     order = {s.id: i for i, s in enumerate(subs)}
-    return sorted(graded, key=lambda g: order[g.submission])
+    graded.sort(key=lambda g: order[g.submission])
+    return graded
+
+
+def _class_report(out: Path, assignment: Assignment, ordered: list[tuple[str, dict]]) -> Path | None:
+    from autograder.classreport import class_report
+
+    try:
+        write_atomic(out / "report.html", class_report(assignment, ordered))
+    except OSError as error:
+        say(f"could not write {out / 'report.html'} ({error.strerror or error}); the grades are written.")
+        return None
+    return out / "report.html"
 
 
 def _progress(total: int, enabled: bool):

@@ -3,16 +3,20 @@
     python -m autograder list [--json]
     python -m autograder grade --assignment NAME --out DIR SUBMISSION... [--canvas FILE.csv [--roster R.csv]]
     python -m autograder gradescope --assignment NAME --out FILE.zip     (a Gradescope autograder archive)
-    python -m autograder export --graded DIR --canvas FILE.csv [--roster R.csv]   (a Canvas gradebook import)
+    python -m autograder export --graded DIR --canvas FILE.csv [--roster R.csv] [--policy best|latest]
 
-Every command takes `--extra FILE.py` (repeatable): an instructor's private file that hides problems or
-checks and adds problems (see autograder/assignments/__init__.py and docs/instructors.md).
+Every command but export takes `--extra FILE.py` (repeatable): an instructor's private file that hides
+problems or checks and adds problems or assignments (docs/authoring.md, docs/instructors.md). An
+assignment an extra file or an installed package touches is validated before anything is done with it
+(validate.py): a problem the grader could not grade with is a usage error naming it and the cause.
+Ctrl-C stops a batch with one line saying how to resume.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import textwrap
 from pathlib import Path
@@ -41,15 +45,17 @@ def build_parser() -> argparse.ArgumentParser:
     grading.add_argument("--out", required=True, type=Path, help="folder for the result files")
     grading.add_argument("submissions", nargs="+", type=Path, help=".ipynb or .py files, or folders of them")
     grading.add_argument("--force", action="store_true", help="grade again what is already graded")
-    grading.add_argument("--jobs", type=int, default=None, help="workers in parallel (default: twice the cores)")
+    grading.add_argument("--jobs", type=int, default=None, help="workers in parallel, 1 to 256 (default: twice the cores)")
     grading.add_argument("--load-timeout", type=float, default=60.0, help="seconds to run a submission's cells")
     grading.add_argument("--problem-timeout", type=float, default=20.0, help="seconds to grade one problem")
-    grading.add_argument("--seed", type=int, default=0, help="seed of the inputs (same seed, same results)")
+    grading.add_argument("--seed", type=int, default=0, help="seed of the inputs, 0 to 2147483647 (same seed, same "
+                                                                "results)")
     grading.add_argument("--quiet", action="store_true", help="no progress bar or summary table")
     grading.add_argument("--canvas", type=Path, metavar="FILE.csv",
                          help="also write the grades as a Canvas gradebook import (see the export command)")
     grading.add_argument("--roster", type=Path, metavar="ROSTER.csv",
                          help="with --canvas: the class list (e.g. Canvas's gradebook export) to match students")
+    _policy_option(grading)
     _extra_option(grading)
 
     gs = commands.add_parser("gradescope", help="build a Gradescope autograder archive (.zip) for an assignment")
@@ -78,7 +84,14 @@ def build_parser() -> argparse.ArgumentParser:
                                             "identifier column: ID, SIS User ID, SIS Login ID, email, ...)")
     export.add_argument("--out-of", type=float, metavar="POINTS",
                         help="scale scores to this many points (default: the autograder's points)")
+    _policy_option(export)
     return parser
+
+
+def _policy_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--policy", default="best", choices=("best", "latest"),
+                        help="when a student has several submissions: the best score counts, or the latest "
+                             "submission's (default: best)")
 
 
 
@@ -88,19 +101,88 @@ def _extra_option(parser: argparse.ArgumentParser, note: str = "") -> None:
 
 
 def load_extras(paths: list[Path]) -> None:
-    from autograder.assignments import load_extra
+    from autograder.assignments import BROKEN, load_extra
 
     for path in paths:
+        if path.suffix != ".py":
+            fail(f"--extra takes a Python file (.py), not {path}")
         try:
             load_extra(path)
         except LookupError as error:
             fail(str(error))
+    for broken in BROKEN:
+        print("autograder: warning: " + textwrap.fill(broken, 100, subsequent_indent="  "), file=sys.stderr)
+
+
+def validated(assignment, seed: int = 0):
+    """The assignment, once validate.py finds every problem gradable; else a usage error naming the
+    problem and the cause."""
+    from autograder.assignments import ORIGINS
+    from autograder.validate import InvalidAssignment, validate
+
+    try:
+        validate(assignment, seed, ORIGINS)
+    except InvalidAssignment as error:
+        fail(f"{error} Nothing was done: fix it and run the command again.")
+    return assignment
+
+
+def find(name: str, seed: int = 0):
+    from autograder.assignments import find_assignment
+
+    try:
+        return validated(find_assignment(name), seed)
+    except LookupError as error:
+        fail(str(error))
+
+
+def check_seed(seed: int) -> None:
+    if not 0 <= seed <= 2**31 - 1:
+        fail(f"--seed must be a whole number from 0 to 2147483647, not {seed}")
+
+
+def check_limits(load_timeout: float, problem_timeout: float):
+    from autograder.sandbox import Limits
+
+    for name, value in (("--load-timeout", load_timeout), ("--problem-timeout", problem_timeout)):
+        if not (math.isfinite(value) and value > 0):
+            fail(f"{name} must be a number of seconds greater than 0, not {value:g}")
+    try:
+        return Limits(load_seconds=load_timeout, problem_seconds=problem_timeout)
+    except ValueError as error:
+        fail(f"{error}: give --load-timeout and --problem-timeout as seconds greater than 0")
+
+
+def check_paths(args) -> None:
+    """Where the results go must be a folder of its own: not a file, not inside a folder of submissions
+    (its results would become students), not a submission."""
+    out = args.out.resolve()
+    if args.out.exists() and not args.out.is_dir():
+        fail(f"--out must be a folder, and {args.out} is a file. Choose a folder with --out.")
+    for path in args.submissions:
+        if not path.exists() and not path.is_symlink():
+            fail(f"{path} does not exist. Name notebooks (.ipynb), Python files (.py), zips or folders that hold "
+                 f"them.")
+        given = path.resolve()
+        if path.is_dir() and (out == given or given in out.parents):
+            fail(f"--out {args.out} is inside the submissions folder {path}: its results would be read as "
+                 f"submissions next time. Choose a folder outside it.")
+        if out in given.parents and path.is_dir():
+            fail(f"The submissions folder {path} is inside --out {args.out}, where the grader writes a folder per "
+                 f"student. Keep submissions elsewhere.")
+    for option, path in (("--roster", args.roster),):
+        if path is not None and not path.is_file():
+            fail(f"{option} {path} is not a file: give the CSV of the class list.")
+    if args.canvas is not None and args.canvas.is_dir():
+        fail(f"--canvas names a folder ({args.canvas}): give the CSV file to write.")
 
 
 def cmd_list(args) -> int:
-    from autograder.assignments import ASSIGNMENTS
+    from autograder.assignments import ASSIGNMENTS, from_outside
 
     load_extras(args.extra)
+    for assignment in from_outside():
+        validated(assignment)
     if args.json:
         print(json.dumps([a.to_dict() for a in ASSIGNMENTS.values()], indent=2))
         return 0
@@ -124,43 +206,52 @@ def cmd_grade(args) -> int:
 
 
 def _grade(args, server) -> int:
-    from autograder.assignments import find_assignment
     from autograder.batch import UsageError, grade
     from autograder.loader import NoSubmissions
-    from autograder.sandbox import Limits
 
-    load_extras(args.extra)
     if args.roster and not args.canvas:
         fail("--roster goes with --canvas FILE.csv (the Canvas import to write)")
-    try:
-        assignment = find_assignment(args.assignment)
-    except LookupError as error:
-        fail(str(error))
-    try:
-        limits = Limits(load_seconds=args.load_timeout, problem_seconds=args.problem_timeout)
-    except ValueError as error:
-        fail(f"{error}: give --load-timeout and --problem-timeout as seconds greater than 0")
-    if args.jobs is not None and args.jobs < 1:
-        fail(f"--jobs must be at least 1, not {args.jobs}")
+    if args.jobs is not None and not 1 <= args.jobs <= 256:
+        fail(f"--jobs must be from 1 to 256, not {args.jobs}")
+    check_seed(args.seed)
+    limits = check_limits(args.load_timeout, args.problem_timeout)
+    check_paths(args)
+    load_extras(args.extra)
+    assignment = find(args.assignment, args.seed)
+    INTERRUPTED[:] = [f"Stopped. Every submission graded before now is saved in {args.out}: run the same command "
+                      f"again to grade the rest."]
     try:
         graded = grade(assignment, args.submissions, args.out, args.force, args.jobs, limits, args.seed,
-                       progress=not args.quiet, server=server)
+                       progress=not args.quiet, server=server, extras=args.extra)
     except (UsageError, NoSubmissions) as error:
         fail(str(error))
     if not args.quiet:
         print_summary(graded, args.out)
+    tell_instructor(graded)
     if args.canvas:
-        return export_canvas(args.out, args.canvas, args.roster)
+        return export_canvas(args.out, args.canvas, args.roster, policy=args.policy)
     return 0
 
 
+def tell_instructor(graded) -> None:
+    """What needs a look, on stderr whatever --quiet says: files that could not be read, zip entries
+    refused, the class report."""
+    if graded.unreadable:
+        print(f"autograder: {len(graded.unreadable)} submission(s) could not be read and score 0 (see report.html):",
+              file=sys.stderr)
+        for line in graded.unreadable:
+            print("  " + line, file=sys.stderr)
+    for warning in graded.warnings:
+        print("autograder: warning: " + warning, file=sys.stderr)
+
+
 def export_canvas(graded: Path, out: Path, roster: Path | None, column: str | None = None,
-                  id_column: str | None = None, out_of: float | None = None) -> int:
+                  id_column: str | None = None, out_of: float | None = None, policy: str = "best") -> int:
     from autograder.export import ExportError, describe
     from autograder.export import export_canvas as write
 
     try:
-        result = write(graded, out, roster, column, id_column, out_of)
+        result = write(graded, out, roster, column, id_column, out_of, policy)
     except ExportError as error:
         fail(str(error))
     print(describe(result, out))
@@ -168,18 +259,21 @@ def export_canvas(graded: Path, out: Path, roster: Path | None, column: str | No
 
 
 def cmd_export(args) -> int:
-    return export_canvas(args.graded, args.canvas, args.roster, args.column, args.id_column, args.out_of)
+    if args.out_of is not None and not (math.isfinite(args.out_of) and args.out_of > 0):
+        fail(f"--out-of must be a number of points greater than 0, not {args.out_of:g}")
+    if args.roster is not None and not args.roster.is_file():
+        fail(f"--roster {args.roster} is not a file: give the CSV of the class list.")
+    return export_canvas(args.graded, args.canvas, args.roster, args.column, args.id_column, args.out_of,
+                         args.policy)
 
 
 def cmd_gradescope(args) -> int:
-    from autograder.assignments import find_assignment
     from autograder.gradescope import Settings, build
 
+    check_seed(args.seed)
+    check_limits(args.load_timeout, args.problem_timeout)
     load_extras(args.extra)
-    try:
-        assignment = find_assignment(args.assignment)
-    except LookupError as error:
-        fail(str(error))
+    assignment = find(args.assignment, args.seed)
     if args.out.suffix != ".zip":
         fail(f"--out must name a .zip file (Gradescope takes the autograder as a zip), not {args.out}")
     settings = Settings(assignment.name, visibility=args.visibility, hidden_visibility=args.hidden_visibility,
@@ -202,16 +296,25 @@ def print_summary(graded, out: Path) -> None:
     from rich.table import Table
 
     table = Table(title=f"Graded {len(graded)} submission(s); feedback under {out}/<id>/feedback.html")
-    for column in ("submission", "score", "grading time", "feedback"):
+    for column in ("submission", "score", "graded", "feedback"):
         table.add_column(column)
     for g in graded:
-        time = "already graded" if g.skipped else f"{g.seconds:.2f} s"
+        time = "already graded" if g.skipped else f"{g.seconds:.2f} s ({g.reason})" if g.reason else f"{g.seconds:.2f} s"
         table.add_row(g.submission, f"{g.score:g}/{g.max_score:g}", time, str(g.feedback))
     Console(stderr=False).print(table)
     print(f"grades: {out / 'grades.csv'}")
+    if graded.report is not None:
+        print(f"class report: {graded.report}")
+
+
+INTERRUPTED = ["Stopped."]  # what Ctrl-C says: grade sets how to resume
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     commands = {"list": cmd_list, "grade": cmd_grade, "gradescope": cmd_gradescope, "export": cmd_export}
-    return commands[args.command](args)
+    try:
+        return commands[args.command](args)
+    except KeyboardInterrupt:
+        print("\nautograder: " + INTERRUPTED[0], file=sys.stderr)
+        return 130

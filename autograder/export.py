@@ -6,18 +6,25 @@
 Canvas imports a CSV whose columns are `Student, ID, SIS User ID, SIS Login ID, Section`, then one
 column per assignment named as in its gradebook ("Lab 2 (123456)" updates that assignment; a new name
 creates one), and whose second row may give the points possible. It finds each student by ID, SIS
-User ID or SIS Login ID. Who a submission belongs to comes from its id, the file name without
-extension:
+User ID or SIS Login ID. Who a submission belongs to comes from what the grader kept about it (its
+results.json) and from its id:
 
 - a file from Canvas's "Download Submissions" is named `<name>_[LATE_]<user id>_<submission id>_<file>`,
   so its Canvas user ID is read from the name;
-- otherwise the id is matched against a roster (`--roster`, e.g. the CSV Canvas exports from its
-  gradebook, or any CSV with a header), in the column `--id-column` or else in any identifier column
-  (ID, SIS User ID, SIS Login ID, email, login...); an email also matches by the part before the @;
-- without a roster, the id itself is written as the SIS Login ID.
+- a submission of Gradescope's export carries its students' names, emails and student ids (from its
+  submission_metadata.yml); a group submission counts for each of its students;
+- otherwise the id (a file's name, a student's folder) is the student.
 
-With a roster, every student of the roster gets a row (blank when they submitted nothing, so Canvas
-keeps whatever grade is there); submissions that match nobody are reported, not guessed.
+Every student gets one row, whatever the layout: when a student has several submissions, `--policy`
+chooses whose score counts, `best` (the default) or `latest` (the latest by Gradescope's submission
+time or Canvas's submission number; where neither is known, the best), and the export says which.
+With a roster (`--roster`, e.g. the CSV Canvas exports from its gradebook, or any CSV with a header),
+each submission is matched by the Canvas ID, then by the student's email, student id and id in the
+column `--id-column` or else in any identifier column (ID, SIS User ID, SIS Login ID, email,
+login...), an email also matching by the part before the @; every student of the roster gets a row
+(blank when they submitted nothing, so Canvas keeps whatever grade is there); submissions that match
+nobody are reported, not guessed. Without a roster, the Canvas ID, else the email or the id, is
+written as what Canvas matches on.
 
 Text cells that a spreadsheet would run as a formula (a name or id starting with =, +, -, @) get a
 leading apostrophe (autograder/csvsafe.py); grades.csv is written the same way and read back exactly.
@@ -46,11 +53,57 @@ class ExportError(ValueError):
     """A usage mistake: no grades to export, an unreadable roster, an unknown column."""
 
 
+POLICIES = ("best", "latest")
+
+
 @dataclass
 class Graded:
     submission: str
     score: float
     max_score: float
+    identity: dict = field(default_factory=dict)  # from results.json: name, email, sid, canvas_user, submitted
+
+    def people(self) -> list[dict]:
+        """The students this submission counts for: one each for a group submission."""
+        submitters = self.identity.get("submitters")
+        if isinstance(submitters, list) and submitters:
+            return [p for p in submitters if isinstance(p, dict)]
+        user = self.identity.get("canvas_user") or canvas_user_id(self.submission)
+        if user:
+            return [{"canvas_user": str(user), "name": self.identity.get("name") or _canvas_name(self.submission)}]
+        return [{"id": self.submission}]
+
+    def when(self) -> tuple:
+        """What orders one student's submissions in time, where the layout says (else nothing)."""
+        submitted = self.identity.get("submitted")
+        number = self.identity.get("canvas_submission") or _canvas_submission(self.submission)
+        return (str(submitted or ""), int(number) if str(number or "").isdigit() else -1)
+
+
+def _canvas_name(submission: str) -> str:
+    match = CANVAS_DOWNLOAD.match(submission)
+    return match["name"] if match else submission
+
+
+def _canvas_submission(submission: str) -> str | None:
+    match = CANVAS_DOWNLOAD.match(submission)
+    return match["submission"] if match else None
+
+
+def student_key(person: dict) -> tuple[str, str]:
+    for field_name in ("canvas_user", "email", "sid", "id", "name"):
+        if person.get(field_name):
+            value = str(person[field_name])
+            return field_name, value.casefold() if field_name in ("email", "id", "name") else value
+    return "id", ""
+
+
+def choose(submissions: list[Graded], policy: str) -> Graded:
+    """The submission whose score counts for one student: the best, or the latest where the times are
+    known (else the best)."""
+    if policy == "latest" and all(g.when() != ("", -1) for g in submissions):
+        return max(submissions, key=lambda g: g.when())
+    return max(submissions, key=lambda g: g.score)  # max keeps the first of equals
 
 
 @dataclass
@@ -63,6 +116,7 @@ class Export:
     unmatched: list[str] = field(default_factory=list)  # submissions that match no roster row
     missing: list[str] = field(default_factory=list)  # roster students without a submission
     duplicates: list[str] = field(default_factory=list)  # students matched by several submissions
+    policy: str = "best"
 
 
 def read_graded(folder: Path) -> tuple[list[Graded], str]:
@@ -74,14 +128,21 @@ def read_graded(folder: Path) -> tuple[list[Graded], str]:
         raise ExportError(f"{folder} holds no grades.csv: grade first (python -m autograder grade --out "
                           f"{folder} ...), then export from that folder.") from None
     graded = [Graded(read_cell(r["submission"]), float(r["score"]), float(r["max_score"])) for r in rows]
-    assignment = folder.resolve().name
+    assignment = ""
     for g in graded:
+        if not 0 <= g.score <= g.max_score:
+            raise ExportError(f"{path} says {g.submission} scored {g.score:g} out of {g.max_score:g}, which no "
+                              f"grade can be: grade the folder again (python -m autograder grade --out {folder} ...) "
+                              f"before exporting.")
         try:
-            assignment = json.loads((folder / g.submission / "results.json").read_text())["extra_data"]["assignment"]
-            break
+            extra = json.loads((folder / g.submission / "results.json").read_text())["extra_data"]
         except (OSError, ValueError, KeyError, TypeError):
             continue
-    return graded, assignment
+        if isinstance(extra, dict):
+            assignment = assignment or str(extra.get("assignment", ""))
+            if isinstance(extra.get("identity"), dict):
+                g.identity = extra["identity"]
+    return graded, assignment or folder.resolve().name
 
 
 def canvas_user_id(submission: str) -> str | None:
@@ -121,7 +182,7 @@ def _matches(value: str, key: str) -> bool:
 def match(graded: list[Graded], header: list[str], students: list[dict[str, str]],
           id_column: str | None) -> tuple[dict[int, list[Graded]], list[str]]:
     """Roster row index -> the submissions that belong to it; and the submissions that match nobody
-    (or more than one student)."""
+    (or more than one student). A group submission belongs to each of its students."""
     if id_column and id_column not in header:
         raise ExportError(f"The roster has no column {id_column!r}; its columns are {', '.join(header)}.")
     columns = [id_column] if id_column else [c for c in ID_COLUMNS if c in header] + \
@@ -129,24 +190,26 @@ def match(graded: list[Graded], header: list[str], students: list[dict[str, str]
     owners: dict[int, list[Graded]] = {}
     unmatched = []
     for g in graded:
-        keys = [(("ID",), canvas_user_id(g.submission)), (tuple(columns), g.submission)]
-        found = None
-        for cols, key in keys:
-            if key is None:
-                continue
-            for col in cols:
-                if col not in header:
+        for person in g.people():
+            keys = [(("ID",), person.get("canvas_user"))] + [(tuple(columns), person.get(k))
+                                                              for k in ("email", "sid", "id")]
+            found = None
+            for cols, key in keys:
+                if not key:
                     continue
-                hits = [i for i, s in enumerate(students) if _matches(s.get(col, ""), key)]
-                if len(hits) == 1:
-                    found = hits[0]
+                for col in cols:
+                    if col not in header:
+                        continue
+                    hits = [i for i, s in enumerate(students) if _matches(s.get(col, ""), str(key))]
+                    if len(hits) == 1:
+                        found = hits[0]
+                        break
+                if found is not None:
                     break
-            if found is not None:
-                break
-        if found is None:
-            unmatched.append(g.submission)
-        else:
-            owners.setdefault(found, []).append(g)
+            if found is None:
+                unmatched.append(g.submission if len(g.people()) == 1 else f"{g.submission} ({person.get('name')})")
+            elif g not in owners.get(found, []):
+                owners.setdefault(found, []).append(g)
     return owners, unmatched
 
 
@@ -156,10 +219,12 @@ def _points(score: float, max_score: float, out_of: float | None) -> str:
 
 
 def canvas_csv(graded: list[Graded], assignment: str, roster: Path | None = None, column: str | None = None,
-               id_column: str | None = None, out_of: float | None = None) -> Export:
-    """The Canvas gradebook import for these grades."""
+               id_column: str | None = None, out_of: float | None = None, policy: str = "best") -> Export:
+    """The Canvas gradebook import for these grades: one row per student (see the module's docstring)."""
     if not graded:
         raise ExportError("There are no graded submissions to export.")
+    if policy not in POLICIES:
+        raise ExportError(f"The policy must be one of {', '.join(POLICIES)}, not {policy!r}.")
     column = column or assignment
     max_score = max(g.max_score for g in graded)
     buffer = io.StringIO()
@@ -167,35 +232,46 @@ def canvas_csv(graded: list[Graded], assignment: str, roster: Path | None = None
     writer.writerow([*CANVAS_IDENTITY, cell(column)])
     writer.writerow([POINTS_POSSIBLE, "", "", "", "", _points(max_score, max_score, out_of)])
     if roster is None:
+        people: dict[tuple[str, str], tuple[dict, list[Graded]]] = {}
         for g in graded:
-            user = canvas_user_id(g.submission)
-            name = CANVAS_DOWNLOAD.match(g.submission)["name"] if user else g.submission
-            writer.writerow([cell(name), user or "", "", "" if user else cell(g.submission), "",
-                             _points(g.score, g.max_score, out_of)])
-        return Export(buffer.getvalue(), column, len(graded))
+            for person in g.people():
+                people.setdefault(student_key(person), (person, []))[1].append(g)
+        result = Export("", column, len(people), policy=policy)
+        for person, mine in people.values():
+            if len(mine) > 1:
+                result.duplicates.append(f"{person.get('name') or person.get('id')}: "
+                                         + ", ".join(g.submission for g in mine))
+            chosen = choose(mine, policy)
+            user, email = person.get("canvas_user", ""), person.get("email", "")
+            login = "" if user else email or person.get("id") or person.get("name", "")
+            name = person.get("name") or person.get("id", "")
+            writer.writerow([cell(name), user, cell(person.get("sid", "")), cell(login), "",
+                             _points(chosen.score, chosen.max_score, out_of)])
+        result.csv = buffer.getvalue()
+        return result
     header, students = read_roster(roster)
     owners, unmatched = match(graded, header, students, id_column)
-    result = Export("", column, len(students), unmatched=unmatched)
+    result = Export("", column, len(students), unmatched=unmatched, policy=policy)
     for i, student in enumerate(students):
         mine = owners.get(i, [])
         if len(mine) > 1:
             result.duplicates.append(f"{student.get('Student') or i + 1}: " + ", ".join(g.submission for g in mine))
         if not mine:
             result.missing.append(student.get("Student") or student.get(header[0], str(i + 1)))
-        best = max(mine, key=lambda g: g.score, default=None)  # several files: the best counts
+        chosen = choose(mine, policy) if mine else None
         writer.writerow([cell(student.get(c, "")) for c in CANVAS_IDENTITY]
-                        + [_points(best.score, best.max_score, out_of) if best else ""])
+                        + [_points(chosen.score, chosen.max_score, out_of) if chosen else ""])
     result.csv = buffer.getvalue()
     return result
 
 
 def export_canvas(graded_folder: Path, out: Path, roster: Path | None = None, column: str | None = None,
-                  id_column: str | None = None, out_of: float | None = None) -> Export:
+                  id_column: str | None = None, out_of: float | None = None, policy: str = "best") -> Export:
     """Reads DIR/grades.csv and writes the Canvas import file (atomically)."""
     from autograder.report import write_atomic
 
     graded, assignment = read_graded(graded_folder)
-    result = canvas_csv(graded, assignment, roster, column, id_column, out_of)
+    result = canvas_csv(graded, assignment, roster, column, id_column, out_of, policy)
     try:
         write_atomic(out, result.csv)
     except OSError as error:
@@ -205,12 +281,14 @@ def export_canvas(graded_folder: Path, out: Path, roster: Path | None = None, co
 
 def describe(result: Export, out: Path) -> str:
     """A few lines for the instructor: what was written, and what needs a look."""
-    lines = [(f"Canvas import: {out} ({result.rows} students, column {result.column!r}). In Canvas: Grades > "
-             f"Import, choose this file.")]
+    policy = ("the best score counts" if result.policy == "best" else
+              "the latest submission counts (the best where the times are not known)")
+    lines = [(f"Canvas import: {out} ({result.rows} students, one row each, column {result.column!r}; when a "
+              f"student has several submissions {policy}: --policy). In Canvas: Grades > Import, choose this file.")]
     if result.unmatched:
         lines.append(f"Not in the roster (left out): {', '.join(result.unmatched)}.")
     if result.duplicates:
-        lines.append(f"Several submissions for one student (the best counts): {'; '.join(result.duplicates)}.")
+        lines.append(f"Several submissions for one student ({policy}): {'; '.join(result.duplicates)}.")
     if result.missing:
         shown = ", ".join(result.missing[:10]) + (" ..." if len(result.missing) > 10 else "")
         lines.append(f"No submission from {len(result.missing)} student(s), left blank: {shown}.")

@@ -485,14 +485,18 @@ def world_readable(path: Path) -> bool:
 
 
 def prepare(root: Path) -> tuple[Settings, object]:
-    """Reads the settings and loads the assignment (with any private extension files)."""
-    from autograder.assignments import find_assignment, load_extra
+    """Reads the settings and loads the assignment (with any private extension files), validated
+    (validate.py: raises InvalidAssignment naming the problem and the cause)."""
+    from autograder.assignments import ORIGINS, find_assignment, load_extra
+    from autograder.validate import validate
 
     source = root / "source"
     settings = Settings.read(source / SETTINGS_FILE)
     for name in settings.extra:
         load_extra(source / name)
-    return settings, find_assignment(settings.assignment)
+    assignment = find_assignment(settings.assignment)
+    validate(assignment, settings.seed, ORIGINS)
+    return settings, assignment
 
 
 def close_grader_files(root: Path) -> None:
@@ -517,26 +521,32 @@ def run(root: Path) -> int:
         settings, assignment = prepare(root)
         close_grader_files(root)
         import autograder
-        from autograder.batch import failed_everywhere, problem_jobs, verdicts_for
-        from autograder.loader import NoSubmissions, load
+        from autograder.batch import Private, failed_everywhere, problem_jobs, verdicts_for
+        from autograder.layouts import uploads
+        from autograder.loader import read_all
         from autograder.sandbox import Limits, Pool, Task
 
         print(f"autograder: {assignment.name} from {Path(autograder.__file__).parent}, Python {sys.executable}")
         if not world_readable(Path(sys.executable)) or not world_readable(Path(importlib.import_module("torch").__file__)):
             print("autograder: warning: Python or its packages are not world-readable; students' code can import "
                   "only what the grader loaded first (setup.sh installs them where every user may read).")
+        # The submission folder is one student's upload: each notebook graded, with the .py files beside
+        # it as its modules (without a notebook, the one .py file); each problem counts from the best.
+        found = uploads(root / "submission", (assignment.lesson, assignment.name))
         try:
-            subs = load([root / "submission"])
-        except NoSubmissions:
-            subs = []
+            subs = [s for s in read_all(found.found) if s.path is not None or s.unreadable]
+        finally:
+            found.close()
+        private = Private([root])
         files: list[FileResult] = []
         by_id = {}
         for sub in subs:
-            name = sub.path.relative_to(root / "submission").as_posix()
-            by_id[sub.id] = FileResult(name, sub.sha256, failed_everywhere(assignment, sub.error) if sub.error else [])
+            name = sub.path.relative_to(root / "submission").as_posix() if sub.path is not None else "submission"
+            failed = private.results(failed_everywhere(assignment, sub.error)) if sub.error else []
+            by_id[sub.id] = FileResult(name, sub.sha256, failed)
             files.append(by_id[sub.id])
         jobs = problem_jobs(assignment, settings.seed)
-        tasks = [Task(s.id, s.cells, jobs) for s in subs if not s.error]
+        tasks = [Task(s.id, s.cells, jobs, s.modules) for s in subs if not s.error]
         limits = Limits(load_seconds=settings.load_seconds, problem_seconds=settings.problem_seconds,
                         keep_read_search=False)
         extra_checks = tuple({c for p in assignment.problems for c in p.extra_checks})
@@ -544,7 +554,8 @@ def run(root: Path) -> int:
         try:
             for sid, outcome in pool.run(tasks, settings.seed):
                 f = by_id[sid]
-                f.results = verdicts_for(assignment, outcome, settings.seed)
+                f.results = private.results(verdicts_for(assignment, outcome, settings.seed))
+                private.outcome(outcome)
                 f.cell_errors, f.output = outcome.cell_errors, outcome.output
                 print(f"autograder: {f.name}: {f.score():g}/{assignment.max_score:g} in {outcome.seconds:.1f} s")
         finally:
@@ -558,11 +569,32 @@ def run(root: Path) -> int:
     return 0
 
 
-def check(root: Path) -> int:
-    """setup.sh's last step: the settings load, the assignment exists, packages import, Graphviz draws."""
-    from autograder.png import graph_png
+def untouched_notebook(assignment) -> list[str]:
+    """The cells of a notebook as students get it: every graded name defined, every forward raising."""
+    lines = ["import torch", ""]
+    for problem in assignment.problems:
+        for name in (problem.lookup, *problem.also_functions):
+            if problem.kind == "callable" and name == problem.lookup:
+                lines += [f"def {name}(*args, **kwargs):", "    raise NotImplementedError()", ""]
+            else:
+                lines += [f"class {name}(torch.autograd.Function):", "    @staticmethod",
+                          "    def forward(ctx, *args):", "        raise NotImplementedError()", ""]
+    return ["\n".join(lines)]
 
-    settings, assignment = prepare(root)
+
+def check(root: Path) -> int:
+    """setup.sh's last step: the settings load, the assignment is validated (a Function computing each
+    reference passes every check, a wrong one fails: validate.py), packages import, Graphviz draws, and
+    a worker grades an untouched notebook 0 (a known wrong answer, through the very sandbox that grades
+    students). Exit status 1, with the cause, when anything is wrong: the image is not built."""
+    from autograder.png import graph_png
+    from autograder.validate import InvalidAssignment
+
+    try:
+        settings, assignment = prepare(root)
+    except (InvalidAssignment, LookupError, ValueError, OSError) as error:
+        print(f"autograder: NOT ready to grade: {error}", file=sys.stderr)
+        return 1
     import graphviz  # noqa: F401
     import matplotlib.pyplot  # noqa: F401 - builds matplotlib's font cache into the image, once
     import torch
@@ -570,9 +602,40 @@ def check(root: Path) -> int:
 
     png = graph_png({"nodes": [["n0", "x", "leaf"], ["n1", "ExpBackward0", "op"]], "edges": [["n0", "n1"]]})
     assert png.startswith(b"\x89PNG"), "Graphviz did not draw a PNG"
+    wrong = _grade_untouched(assignment, settings)
+    if wrong:
+        print(f"autograder: NOT ready to grade: {wrong}", file=sys.stderr)
+        return 1
     print(f"autograder: ready to grade {assignment.name} ({len(assignment.problems)} problems, "
-          f"{assignment.max_score:g} points) with torch {torch.__version__}, output {settings.output_format}")
+          f"{assignment.max_score:g} points) with torch {torch.__version__}, output {settings.output_format}: "
+          f"an answer computing each reference passes every check, a wrong one fails, and a worker graded an "
+          f"untouched notebook 0/{assignment.max_score:g}")
     return 0
+
+
+def _grade_untouched(assignment, settings: Settings) -> str:
+    """Grades an untouched notebook in a worker; what went wrong, or ""."""
+    from autograder.batch import problem_jobs, verdicts_for
+    from autograder.sandbox import Limits, Pool, Task
+
+    limits = Limits(load_seconds=settings.load_seconds, problem_seconds=settings.problem_seconds,
+                    keep_read_search=False)
+    extra_checks = tuple({c for p in assignment.problems for c in p.extra_checks})
+    pool = Pool(limits, 1, assignment.preload + PRELOAD, extra_checks)
+    try:
+        outcomes = list(pool.run([Task("untouched", untouched_notebook(assignment),
+                                       problem_jobs(assignment, settings.seed))], settings.seed))
+    finally:
+        pool.close()
+    (_, outcome), = outcomes
+    missing = [p.name for p in assignment.problems if p.name not in outcome.data]
+    if missing:
+        return (f"a worker did not measure {', '.join(missing)} in an untouched notebook "
+                f"({next(iter(outcome.failures.values()), 'no reason given')}).")
+    results = verdicts_for(assignment, outcome, settings.seed)
+    if any(r.score for r in results):
+        return "an untouched notebook scored above 0."
+    return ""
 
 
 def main(argv: list[str] | None = None) -> int:

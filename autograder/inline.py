@@ -3,6 +3,9 @@
     from autograder import check
     check(KillHead)        # or check(sinh), check(obj, problem="KillHead")
 
+Problems an instructor added are looked up too: those of installed packages (entry points), and those
+of the files named by the environment variable AUTOGRADER_EXTRA (docs/authoring.md).
+
 It measures the Function in the notebook's process (your own code, so no isolation is needed), then
 judges and draws exactly as the batch grader does. Hidden checks are graded later, never shown here.
 """
@@ -13,7 +16,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from autograder.assignments import find_problem
+from autograder.assignments import find_problem, load_environment_extras
 from autograder.judge import CheckResult, encoded_cases, expectations, judge
 from autograder.probe import probe
 
@@ -53,6 +56,7 @@ def check(obj, problem: str | None = None, seed: int = 0) -> Report | None:
     if not name:
         raise TypeError("check() needs the class or function itself, e.g. check(KillHead), or "
                         "check(obj, problem='KillHead').")
+    load_environment_extras()  # AUTOGRADER_EXTRA: an instructor's problems, visible to check() when they want
     spec = find_problem(name, include_hidden=False)
     namespace = dict(sys._getframe(1).f_globals)  # for companions such as CubeBackward or Sinh
     namespace[spec.lookup] = obj

@@ -59,6 +59,7 @@ class Found:
     ignored: list[str] = field(default_factory=list)  # other notebooks beside the graded one
     tiebreak: str = ""  # what tells two students of the same name apart (an email, a student id)
     unreadable: bool = False  # a folder the grader could not open: the instructor is told
+    also: list[Path] = field(default_factory=list)  # the other notebooks (ignored), as files
 
 
 @dataclass
@@ -313,7 +314,7 @@ class _Walker:
             return Found(name, error=f"Your submission holds {len(modules)} Python files beside the notebook, over "
                                      f"the grader's limit of {MAX_MODULES}.", where=where, identity=identity)
         return Found(name, chosen, modules, identity, where=where + chosen.relative_to(folder).as_posix(),
-                     ignored=[p.relative_to(folder).as_posix() for p in ignored])
+                     ignored=[p.relative_to(folder).as_posix() for p in ignored], also=list(ignored))
 
     # -- Gradescope's export ---------------------------------------------------------------------------
 
@@ -396,6 +397,22 @@ def _imports(path: Path, module: str) -> bool:
     except OSError:
         return False
     return re.search(_IMPORT.format(re.escape(module)), text, re.MULTILINE) is not None
+
+
+def uploads(folder: Path, prefer: tuple[str, ...] = ()) -> Discovery:
+    """What one student uploaded (Gradescope's submission folder): each notebook, with the .py files
+    beside it as its modules; without a notebook, the one .py file (or the one no other imports)."""
+    walker = _Walker(prefer)
+    first = walker.student(folder.name, folder, "")
+    found = [first]
+    if first.graded is not None:
+        for name, path in zip(first.ignored, first.also):
+            modules = {p.relative_to(path.parent).as_posix(): p for p in first.modules.values()
+                       if path.parent in p.parents}
+            found.append(Found(path.stem, path, modules, where=name))
+        first.ignored, first.also = [], []
+    walker.discovery.found = found
+    return walker.discovery
 
 
 def discover(paths: list[Path], prefer: tuple[str, ...] = ()) -> Discovery:

@@ -30,9 +30,23 @@ def test_output(r: CheckResult) -> str:
     return "\n\n".join(part for part in (r.message or ("passed: " + r.check), r.details) if part)
 
 
-def results_json(results: list[CheckResult], summary: str, extra: dict) -> dict:
+class ScoreAboveMaximum(AssertionError):
+    """A score above its maximum: a fault of the grader, never written."""
+
+
+def assert_within(score: float, max_score: float, what: str) -> None:
+    if not (0 <= score <= max_score + 1e-9):
+        raise ScoreAboveMaximum(f"{what} scored {score:g} out of {max_score:g}.")
+
+
+def results_json(results: list[CheckResult], summary: str, extra: dict, max_score: float | None = None) -> dict:
     """Gradescope's results format: top-level score and tests, each with name, score, max_score,
-    status and output; hidden checks carry visibility "hidden"."""
+    status and output; hidden checks carry visibility "hidden". No test, and not the total, may score
+    above its maximum (ScoreAboveMaximum)."""
+    for r in results:
+        assert_within(r.score, r.max_score, r.name)
+    if max_score is not None:
+        assert_within(sum(r.score for r in results), max_score, "the submission")
     tests = []
     for r in results:
         test = {"name": r.name, "score": r.score, "max_score": r.max_score,
@@ -57,6 +71,7 @@ def grades_csv(rows: list[tuple[str, dict]], problems: list[str], max_score: flo
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["submission", "score", "max_score", *map(cell, problems)])
     for sid, result in rows:
+        assert_within(result["score"], max_score, sid)
         per_problem = {p: 0.0 for p in problems}
         for test in result.get("tests", []):
             problem = test["name"].split(": ", 1)[0]

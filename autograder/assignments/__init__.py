@@ -1,15 +1,26 @@
 """The graded assignments, one module per graded lesson, and lookup by name.
 
-Instructors extend them without touching this package: a private Python file, passed to the command
-line with `--extra FILE.py` (and bundled into a Gradescope archive, where students cannot read it),
-calls `hide(...)`, `add_problem(...)` or `add_assignment(...)` below. See docs/instructors.md.
+Instructors extend them without touching this package (docs/authoring.md):
+
+- a private Python file, passed to the command line with `--extra FILE.py` (and bundled into a
+  Gradescope archive, where students cannot read it), calls `hide(...)`, `add_problem(...)` or
+  `add_assignment(...)` below;
+- an installed package declares an entry point in the group `autograder.assignments` naming an
+  Assignment, a module holding ASSIGNMENT, or a function that calls the functions below: its
+  assignments are there for every command and for check() in the notebooks;
+- for check() in the notebooks, the environment variable AUTOGRADER_EXTRA names files (separated by
+  the path separator, ":") that check() loads before looking a problem up.
+
+Where each problem came from is kept (ORIGINS), so that a mistake in it is reported with its file.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import runpy
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 from autograder.problems import Problem
@@ -32,14 +43,52 @@ class Assignment:
         return {"name": self.name, "problems": [p.name for p in self.problems], "max_score": self.max_score}
 
 
-def _load() -> dict[str, Assignment]:
+ENTRY_POINTS = "autograder.assignments"
+ORIGINS: dict[tuple[str, str], str] = {}  # (assignment, problem) -> the file or package that added it
+BROKEN: list[str] = []  # installed entry points that failed to load, for the instructor
+_SOURCE: list[str] = []  # what is being loaded now (an extra file, an entry point)
+
+
+def _builtin() -> dict[str, Assignment]:
     from autograder.assignments import custom_functions, double_backward, gradcheck, modern_functions
 
     modules = [custom_functions, gradcheck, double_backward, modern_functions]
     return {m.ASSIGNMENT.name: m.ASSIGNMENT for m in modules}
 
 
-ASSIGNMENTS = _load()
+def _note(assignment: Assignment, problems=None) -> None:
+    if _SOURCE:
+        for problem in problems if problems is not None else assignment.problems:
+            ORIGINS[(assignment.name, problem.name)] = _SOURCE[-1]
+
+
+def load_entry_points() -> None:
+    """Assignments of installed packages (entry point group `autograder.assignments`)."""
+    try:
+        found = metadata.entry_points(group=ENTRY_POINTS)
+    except Exception:  # noqa: BLE001 - broken package metadata must not stop the notebooks' check()
+        return
+    for entry in sorted(found, key=lambda e: e.name):
+        label = f"the entry point {entry.name} = {entry.value} of an installed package"
+        _SOURCE.append(label)
+        try:
+            value = entry.load()
+            if isinstance(value, Assignment):
+                add_assignment(value)
+            elif isinstance(getattr(value, "ASSIGNMENT", None), Assignment):
+                add_assignment(value.ASSIGNMENT)
+            elif callable(value):
+                value()
+            else:
+                raise TypeError(f"it names a {type(value).__name__}, not an Assignment, a module holding "
+                                f"ASSIGNMENT or a function")
+        except Exception as error:  # noqa: BLE001 - reported to the instructor, never fatal to check()
+            BROKEN.append(f"{label} failed: {type(error).__name__}: {error}")
+        finally:
+            _SOURCE.pop()
+
+
+ASSIGNMENTS = _builtin()
 
 
 class UnknownProblem(LookupError):
@@ -74,6 +123,7 @@ def find_problem(name: str, include_hidden: bool = True) -> Problem:
 def _replace_problem(assignment: str, old: Problem, new: Problem) -> None:
     a = find_assignment(assignment)
     ASSIGNMENTS[a.name] = dataclasses.replace(a, problems=tuple(new if p is old else p for p in a.problems))
+    _note(a, [new])
 
 
 def hide(assignment: str, *targets: str) -> None:
@@ -99,14 +149,20 @@ def hide(assignment: str, *targets: str) -> None:
 def add_problem(assignment: str, problem: Problem) -> None:
     """Adds a problem to an assignment (pass hidden=True to Problem to grade it without showing it)."""
     a = find_assignment(assignment)
+    if not isinstance(problem, Problem):
+        raise TypeError(f"add_problem({assignment!r}, ...) takes a Problem, not a {type(problem).__name__}.")
     if any(p.name == problem.name for p in a.problems):
         raise ValueError(f"add_problem: {a.name} already has a problem called {problem.name!r}.")
     ASSIGNMENTS[a.name] = dataclasses.replace(a, problems=(*a.problems, problem))
+    _note(a, [problem])
 
 
 def add_assignment(assignment: Assignment) -> None:
     """Adds a whole assignment (a new name, or one that replaces the built-in of the same name)."""
+    if not isinstance(assignment, Assignment) or not all(isinstance(p, Problem) for p in assignment.problems):
+        raise TypeError("add_assignment takes an Assignment(name, lesson, (Problem(...), ...)).")
     ASSIGNMENTS[assignment.name] = assignment
+    _note(assignment)
 
 
 def load_extra(path: Path | str) -> None:
@@ -114,9 +170,32 @@ def load_extra(path: Path | str) -> None:
     path = Path(path)
     if not path.is_file():
         raise LookupError(f"The extra assignments file {path} does not exist.")
+    _SOURCE.append(str(path))
     try:
         runpy.run_path(str(path), run_name="autograder_extra")
-    except LookupError:
-        raise
+    except LookupError as error:
+        raise LookupError(f"The extra assignments file {path} failed: {error}") from None
     except Exception as error:  # noqa: BLE001 - reported as a usage error with its cause
         raise LookupError(f"The extra assignments file {path} failed: {type(error).__name__}: {error}") from None
+    finally:
+        _SOURCE.pop()
+
+
+def from_outside() -> list[Assignment]:
+    """The assignments an extra file or an installed package added or changed."""
+    names = {a for a, _ in ORIGINS}
+    return [a for a in ASSIGNMENTS.values() if a.name in names]
+
+
+_ENV_LOADED: list[str] = []
+
+
+def load_environment_extras() -> None:
+    """The files named by AUTOGRADER_EXTRA (for check() in the notebooks), each loaded once."""
+    for name in filter(None, os.environ.get("AUTOGRADER_EXTRA", "").split(os.pathsep)):
+        if name not in _ENV_LOADED:
+            _ENV_LOADED.append(name)
+            load_extra(name)
+
+
+load_entry_points()

@@ -66,6 +66,7 @@ class Outcome:
     cell_errors: list[dict] = field(default_factory=list)
     output: str = ""
     seconds: float = 0.0
+    timed_out: list[str] = field(default_factory=list)  # what ran out of time: "load" (the cells), problem names
 
 
 class Job:
@@ -233,6 +234,7 @@ class Job:
         elif self.loaded and self.current is not None:
             name = self.current.name
             if self.phase == "measure":
+                self.outcome.timed_out.append(name)
                 self.outcome.data.pop(name, None)
                 self.outcome.failures[name] = (
                     f"Grading {name} did not finish within {self.limits.problem_seconds:g} s: calling it loops "
@@ -245,6 +247,7 @@ class Job:
         elif self.loaded:
             self.stop("The process running your code stopped responding between two problems.")
         else:
+            self.outcome.timed_out.append("load")
             self.stop(f"Your code did not finish running cell {self.cell + 1} within {self.limits.load_seconds:g} s "
                       f"(an endless loop, or work too long for grading), so nothing after it could be graded.")
 

@@ -44,9 +44,10 @@ class Server:
     def __init__(self):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.channel = ours
+        env = {k: v for k, v in os.environ.items() if k != "AUTOGRADER_EXTRA"}  # check()'s problems: never here
         self.process = subprocess.Popen(
             [sys.executable, "-P", "-m", "autograder.sandbox", str(theirs.fileno()), str(os.getpid())],
-            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, close_fds=True, cwd="/")
+            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, close_fds=True, cwd="/", env=env)
         theirs.close()
         self.ready = False
 

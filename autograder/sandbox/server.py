@@ -66,6 +66,7 @@ def _become_worker(request: dict, fds: list[int], snapshot, baseline: int) -> No
 
     messages, output, control = fds
     try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # as in any Python program
         close_except({messages, output, control})
         if os.read(control, 1) != b"s":
             os._exit(0)
@@ -150,6 +151,7 @@ def serve(channel: socket.socket) -> None:
 def main() -> None:
     fd, grader = int(sys.argv[1]), int(sys.argv[2])
     del sys.argv[1:]
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the grader's to handle; this process ends with it
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != grader:
         os._exit(0)

@@ -1,0 +1,140 @@
+"""report.html: what the class got wrong, for the instructor, written with every batch from the very
+results.json files the batch wrote (or kept), so that its counts are theirs.
+
+One self-contained page (styles and pictures inline, links only to the students' own feedback pages
+beside it): the distribution of the total and of each problem's score, how many passed each check,
+the causes found ranked by how many students hit them (each with links to those students' pages),
+and the submissions that could not be read or ran out of time.
+
+A cause is a failed check's first sentence with the case and the numbers taken out ("The gradient with
+respect to x has the wrong sign."), so that students with the same mistake on different entries are
+counted together; the judge's sentences say where and how, so the causes are as specific as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from html import escape
+from urllib.parse import quote
+
+NOT_LOADED = ("unreadable", "not graded")
+_NUMBER = re.compile(r"(?<![A-Za-z_])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def cause_of(output: str) -> str:
+    """The cause of a failed test: its first sentence, without the case it was found on and with the
+    numbers replaced by #."""
+    text = output.split("\n\n", 1)[0].strip()
+    if text.startswith("For inputs ") and "): " in text:
+        text = text.split("): ", 1)[1]
+    sentence = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
+    return _NUMBER.sub("#", sentence)[:300]
+
+
+@dataclass
+class Cause:
+    problem: str
+    text: str
+    checks: list[str] = field(default_factory=list)
+    students: list[str] = field(default_factory=list)
+    hidden: bool = False
+
+
+def summarize(problems: list[str], rows: list[tuple[str, dict]]) -> dict:
+    """Every count of the report, from (id, results.json) rows: plain data (also embedded in the page)."""
+    totals, per_problem = [], {p: Counter() for p in problems}
+    checks: dict[str, dict] = {}
+    causes: dict[tuple[str, str], Cause] = {}
+    not_loaded, timed_out = [], []
+    for sid, result in rows:
+        extra = result.get("extra_data") or {}
+        status = extra.get("status", "graded")
+        totals.append(result["score"])
+        scores = Counter()
+        for test in result.get("tests", []):
+            problem, _, check = test["name"].partition(": ")
+            scores[problem] += test["score"]
+            entry = checks.setdefault(test["name"], {"problem": problem, "check": check, "passed": 0, "failed": 0,
+                                                     "hidden": test.get("visibility") == "hidden"})
+            entry["passed" if test["status"] == "passed" else "failed"] += 1
+            if test["status"] == "passed" or status in NOT_LOADED:
+                continue
+            text = cause_of(test.get("output", ""))
+            cause = causes.setdefault((problem, text), Cause(problem, text, hidden=entry["hidden"]))
+            if check not in cause.checks:
+                cause.checks.append(check)
+            if sid not in cause.students:
+                cause.students.append(sid)
+        for p in problems:
+            per_problem[p][scores[p]] += 1
+        if status in NOT_LOADED:
+            not_loaded.append({"id": sid, "status": status, "why": str(extra.get("error", ""))})
+        elif status == "timed out":
+            timed_out.append({"id": sid, "what": list(extra.get("timed_out", []))})
+    ranked = sorted(causes.values(), key=lambda c: (-len(c.students), problems.index(c.problem)
+                                                     if c.problem in problems else 0, c.text))
+    return {"submissions": len(rows), "totals": totals,
+            "problems": {p: {str(k): v for k, v in sorted(per_problem[p].items())} for p in problems},
+            "checks": checks, "not_loaded": not_loaded, "timed_out": timed_out,
+            "causes": [{"problem": c.problem, "cause": c.text, "checks": c.checks, "students": c.students,
+                        "hidden": c.hidden} for c in ranked]}
+
+
+def bars_svg(counts: dict[str, int], label: str, width: int = 420) -> str:
+    """A bar chart of how many submissions got each score (a plain SVG: no script, no external file)."""
+    if not counts:
+        return ""
+    keys = list(counts)
+    top = max(counts.values()) or 1
+    bar = max(8, min(48, (width - 40) // max(1, len(keys))))
+    height, base = 150, 120
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{40 + bar * len(keys)}" height="{height}" '
+             f'font-family="sans-serif" font-size="10" role="img" aria-label="{escape(label)}">']
+    for i, key in enumerate(keys):
+        h = round(100 * counts[key] / top)
+        x = 30 + i * bar
+        parts.append(f'<rect x="{x}" y="{base - h}" width="{bar - 3}" height="{h}" fill="#4a78b5">'
+                     f'<title>{escape(str(key))} points: {counts[key]}</title></rect>')
+        parts.append(f'<text x="{x + (bar - 3) / 2}" y="{base - h - 3}" text-anchor="middle">{counts[key]}</text>')
+        parts.append(f'<text x="{x + (bar - 3) / 2}" y="{base + 12}" text-anchor="middle">{escape(str(key))}</text>')
+    parts.append(f'<text x="30" y="{base + 26}" fill="#555">{escape(label)}</text></svg>')
+    return "".join(parts)
+
+
+def _histogram(totals: list[float], max_score: float) -> dict[str, int]:
+    """Totals in ten bins of the maximum (a few distinct scores: each its own bar)."""
+    distinct = sorted(set(totals))
+    if len(distinct) <= 12 or not max_score:
+        return {f"{v:g}": totals.count(v) for v in distinct}
+    bins = Counter(min(9, int(10 * t / max_score)) for t in totals)
+    return {f"{max_score * b / 10:g}–{max_score * (b + 1) / 10:g}": bins.get(b, 0) for b in range(10)}
+
+
+@lru_cache(maxsize=1)
+def _template():
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.PackageLoader("autograder", "templates"),
+                             autoescape=jinja2.select_autoescape(default=True, default_for_string=True))
+    env.filters["page"] = lambda sid: quote(str(sid), safe="") + "/feedback.html"
+    return env.get_template("class_report.html.j2")
+
+
+def class_report(assignment, rows: list[tuple[str, dict]]) -> str:
+    """The page, for the assignment and its (id, results.json) rows."""
+    problems = [p.name for p in assignment.problems]
+    data = summarize(problems, rows)
+    maxima = {p.name: p.max_score for p in assignment.problems}
+    totals = data["totals"]
+    charts = {p: bars_svg(counts, f"points in {p} (out of {maxima[p]:g}) : submissions")
+              for p, counts in data["problems"].items()}
+    embedded = json.dumps(data, sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return _template().render(
+        assignment=assignment.name, max_score=assignment.max_score, data=data, maxima=maxima,
+        mean=sum(totals) / len(totals) if totals else 0.0, full=sum(1 for t in totals if t >= assignment.max_score),
+        total_chart=bars_svg(_histogram(totals, assignment.max_score), "total points : submissions"),
+        charts=charts, embedded=embedded)
