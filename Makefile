@@ -25,7 +25,7 @@ test-fast: setup  ## the package's unit tests only
 	$(PY) -m pytest -n 2 tests -m "not slow and not browser"
 
 lab: setup-lab  ## open the student notebooks in JupyterLab
-	.venv/bin/jupyter lab course/
+	.venv/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) course/
 
 student: setup  ## regenerate course/ from solutions/
 	$(PY) -m tools.make_student solutions course

@@ -23,7 +23,7 @@ else
 fi
 for candidate in "${candidates[@]}"; do
   command -v "$candidate" >/dev/null 2>&1 || continue
-  found+=("$candidate ($("$candidate" -c 'import platform; print(platform.python_version())' 2>&1 || echo '?'))")
+  found+=("$candidate ($("$candidate" -c 'import platform; print(platform.python_version())' 2>/dev/null || echo '?'))")
   if suitable "$candidate"; then PYTHON=$candidate; break; fi
   PYTHON=
 done
