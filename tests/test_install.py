@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterator
 from importlib.metadata import packages_distributions
 from pathlib import Path
 
@@ -199,13 +200,14 @@ def wheel(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory, wheel) -> Path:
+def venv(tmp_path_factory, wheel) -> Iterator[Path]:
     """A new virtual environment with the wheel and its declared dependencies, pinned by requirements.txt
     (torch 2.13.0 among them), and a Jupyter kernel, as a hosted notebook has."""
     where = tmp_path_factory.mktemp("venv")
     subprocess.run([sys._base_executable, "-m", "venv", str(where)], check=True, env=clean_environment())
     pip(where, "install", "-q", "-c", str(ROOT / "requirements.txt"), str(wheel), "ipykernel")
-    return where
+    yield where
+    shutil.rmtree(where, ignore_errors=True)  # 1.3 GB, which pytest would keep for three runs
 
 
 def pip(venv: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
