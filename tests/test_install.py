@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tomllib
 from collections.abc import Iterator
+from html import escape
 from importlib.metadata import packages_distributions
 from pathlib import Path
 
@@ -262,11 +263,10 @@ def check_titles(nb) -> list[str]:
 
 
 def graphs(nb) -> tuple[int, int]:
-    """(outputs drawn as SVG by Graphviz, outputs that show a graph as text) of draw()."""
-    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
-    svg = sum('class="graph"' in o.get("data", {}).get("image/svg+xml", "") for o in outputs)
-    text = sum(o.get("data", {}).get("text/plain", "").endswith(AS_TEXT) for o in outputs)
-    return svg, text
+    """(graphs drawn by Graphviz, graphs shown as text because Graphviz is missing) of draw()."""
+    outputs = [o.get("data", {}).get("image/svg+xml", "") for cell in nb.cells if cell.cell_type == "code"
+               for o in cell.get("outputs", [])]
+    return sum('class="graph"' in o for o in outputs), sum(escape(AS_TEXT) in o for o in outputs)
 
 
 def expected(name: str) -> tuple[list[str], int]:
