@@ -3,11 +3,18 @@
 Imports are lazy so that `from autograder import check` stays cheap inside a grading worker.
 """
 
-__all__ = ["__version__", "check", "draw"]
+# The one place that names the course's release: the package version (pyproject.toml reads it), the public
+# repository and the tag the student notebooks install this package from (their first cell, written by
+# tools/make_student.py), and where the site's Binder and Colab links open those notebooks (site/conf.py).
+# A fork changes REPOSITORY; a release changes __version__ and pushes the tag RELEASE.
+# The version is also part of every graded result's key (batch.py): results of another version are graded
+# again, so a release that changes a verdict, a score or what the result files say changes it.
+__version__ = "0.1.0"
+REPOSITORY = "https://github.com/autograd-course/autograd-course"
+RELEASE = f"v{__version__}"
+PACKAGE_URL = f"{REPOSITORY}/archive/{RELEASE}.zip"  # what pip installs: the release's source, no git needed
 
-# The grader's version: part of every result's key, so results of another version are graded again.
-# Change it with anything that changes a verdict, a score or what the result files say.
-__version__ = "0.2.0"
+__all__ = ["__version__", "check", "draw"]
 
 
 def __getattr__(name):
