@@ -219,10 +219,13 @@ def reference_function(problem: Problem, scale: float = 1.0, name: str = "") -> 
     wrong answer). It takes the reference's own parameters, keyword arguments included."""
     reference = problem.reference
 
-    def forward(ctx, *args):
+    def forward(ctx, *args, **kwargs):
         ctx.save_for_backward(*[a for a in args if isinstance(a, torch.Tensor)])
         ctx.plain = [_SAVED if isinstance(a, torch.Tensor) else a for a in args]
-        return reference(*args).detach()
+        ctx.kwargs = kwargs
+        return reference(*args, **kwargs).detach()
+
+    forward = _with_parameters_of(reference, forward)
 
     def backward(ctx, grad):
         saved = iter(ctx.saved_tensors)
@@ -230,7 +233,7 @@ def reference_function(problem: Problem, scale: float = 1.0, name: str = "") -> 
         wanted = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad]
         create = torch.is_grad_enabled()
         with torch.enable_grad():
-            out = reference(*args)
+            out = reference(*args, **ctx.kwargs)
             found = torch.autograd.grad(out, [args[i] for i in wanted], grad, create_graph=create,
                                         allow_unused=True) if wanted else ()
         grads: list[Any] = [None] * len(args)
@@ -238,14 +241,27 @@ def reference_function(problem: Problem, scale: float = 1.0, name: str = "") -> 
             grads[i] = (torch.zeros_like(args[i]) if g is None else g) * scale
         return tuple(grads)
 
-    try:
-        signature = inspect.signature(reference)
-        forward.__signature__ = signature.replace(parameters=[
-            inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD), *signature.parameters.values()])
-    except (TypeError, ValueError):
-        pass
     return type(name or problem.lookup, (torch.autograd.Function,),
                 {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+
+
+def _with_parameters_of(reference, forward):
+    """forward(ctx, *args) with the reference's own parameters (autograd passes a keyword argument of
+    Function.apply to forward by name, so forward must have it), when they are plain ones."""
+    try:
+        parameters = list(inspect.signature(reference).parameters.values())
+    except (TypeError, ValueError):
+        return forward
+    if not parameters or any(p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD for p in parameters) \
+            or not all(p.name.isidentifier() and p.name != "ctx" for p in parameters):
+        return forward
+    names = [p.name for p in parameters]
+    namespace: dict[str, Any] = {"_impl": forward}
+    exec(f"def forward(ctx, {', '.join(names)}):\n    return _impl(ctx, {', '.join(names)})\n", namespace)  # noqa: S102
+    made = namespace["forward"]
+    defaults = [p.default for p in parameters if p.default is not inspect.Parameter.empty]
+    made.__defaults__ = tuple(defaults) or None
+    return made
 
 
 def answer(problem: Problem, scale: float = 1.0, forward_offset: float = 0.0) -> dict[str, Any]:
@@ -255,10 +271,9 @@ def answer(problem: Problem, scale: float = 1.0, forward_offset: float = 0.0) ->
     if forward_offset:
         plain_forward = function.forward
 
-        def off(ctx, *args):
-            return plain_forward(ctx, *args) * 2 + forward_offset
+        def off(ctx, *args, **kwargs):
+            return plain_forward(ctx, *args, **kwargs) * 2 + forward_offset
 
-        off.__signature__ = inspect.signature(plain_forward)
         function.forward = staticmethod(off)
     namespace: dict[str, Any] = {}
     for other in problem.also_functions:
