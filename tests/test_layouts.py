@@ -1,0 +1,398 @@
+"""Are submissions found with the right ids in the layouts instructors get: a folder per student (with a
+helper module the notebook imports), Canvas's bulk download, Gradescope's export with its metadata, and
+zips of each; is a zip that tries to write outside its folder unpacked safely; are ids stable when a
+student is added; and does `export` write one row per student?"""
+
+import csv
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.layouts import uploads
+from autograder.loader import load
+from autograder.unzip import unpack
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "custom-functions"
+ALICE, BOB = (EXAMPLES / "alice.py").read_text(), (EXAMPLES / "bob.py").read_text()
+LESSON = ("02-custom-functions", "custom-functions")
+IMPORTS = "from helpers import KillHead, MyReLU, Exp, LinearFunction\n"
+METADATA = """\
+submission_1001:
+  :submitters:
+  - :name: Grace Hopper
+    :sid: '5001'
+    :email: grace@uni.example
+  :created_at: 2025-03-01 10:00:00.000000000 -08:00
+  :score: 0.0
+submission_1002:
+  :submitters:
+  - :name: Alan Turing
+    :sid: '5002'
+    :email: alan@uni.example
+  - :name: Ada Lovelace
+    :sid: '5003'
+    :email: ada@uni.example
+  :created_at: 2025-03-02 11:00:00.000000000 -08:00
+submission_1003:
+  :submitters:
+  - :name: Alan Turing
+    :sid: '5004'
+    :email: aturing2@uni.example
+submission_1004:
+  :submitters:
+  - :name: Alan Turing
+    :sid: '5005'
+    :email: alan.t@other.example
+"""
+
+
+def notebook(path: Path, *cells: str) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Lesson 2")] + [nbformat.v4.new_code_cell(c) for c in cells]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+
+
+def folder_per_student(base: Path) -> Path:
+    """alice: a notebook importing her helpers.py; bob: one wrong .py; carol: two notebooks, the lesson's
+    graded; dan: a notebook inside a folder of his own folder."""
+    root = base / "folders"
+    notebook(root / "alice" / "02-custom-functions.ipynb", IMPORTS, "x = KillHead")
+    (root / "alice" / "helpers.py").write_text(ALICE)
+    (root / "bob").mkdir(parents=True)
+    (root / "bob" / "lab.py").write_text(BOB)
+    notebook(root / "carol" / "scratch.ipynb", "raise SystemExit")
+    notebook(root / "carol" / "02-custom-functions.ipynb", ALICE)
+    notebook(root / "dan" / "hw2" / "notebook.ipynb", ALICE)
+    return root
+
+
+def canvas(base: Path) -> Path:
+    """Canvas's "Download Submissions": smith's notebook and helper module (resubmitted: -1), jones late."""
+    root = base / "canvas"
+    notebook(root / "smithjohn_4242_998877_02-custom-functions.ipynb", IMPORTS)
+    (root / "smithjohn_4242_998878_helpers-1.py").write_text(ALICE)
+    (root / "jonesmary_LATE_4343_998879_lab2.py").write_text(BOB)
+    return root
+
+
+def gradescope(base: Path) -> Path:
+    """Gradescope's "Export Submissions": the metadata, a folder per submission, a group of two, and two
+    students of the same name."""
+    root = base / "assignment_777_export"
+    root.mkdir(parents=True)
+    (root / "submission_metadata.yml").write_text(METADATA)
+    notebook(root / "submission_1001" / "02-custom-functions.ipynb", IMPORTS)
+    (root / "submission_1001" / "helpers.py").write_text(ALICE)
+    (root / "submission_1002").mkdir()
+    (root / "submission_1002" / "answers.py").write_text(BOB)
+    for n in ("1003", "1004"):
+        (root / f"submission_{n}").mkdir()
+        (root / f"submission_{n}" / "answers.py").write_text(ALICE)
+    return root
+
+
+def zipped(folder: Path, target: Path, inside: str | None = None) -> Path:
+    """A zip of the folder: its files at the top, or inside one folder named `inside`."""
+    with zipfile.ZipFile(target, "w") as z:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                name = path.relative_to(folder).as_posix()
+                z.write(path, f"{inside}/{name}" if inside else name)
+    return target
+
+
+EXPECTED = {
+    "alice": ("02-custom-functions.ipynb", ["helpers.py"]),
+    "bob": ("lab.py", []),
+    "carol": ("02-custom-functions.ipynb", []),
+    "dan": ("notebook.ipynb", []),
+    "smithjohn_4242_998877_02-custom-functions": ("smithjohn_4242_998877_02-custom-functions.ipynb", ["helpers.py"]),
+    "jonesmary_LATE_4343_998879_lab2": ("jonesmary_LATE_4343_998879_lab2.py", []),
+    "Grace Hopper": ("02-custom-functions.ipynb", ["helpers.py"]),
+    "Alan Turing + Ada Lovelace": ("answers.py", []),
+    "Alan Turing (aturing2)": ("answers.py", []),
+    "Alan Turing (alan.t)": ("answers.py", []),
+}
+
+
+@pytest.fixture()
+def layouts(tmp_path) -> dict[str, Path]:
+    return {"folders": folder_per_student(tmp_path), "canvas": canvas(tmp_path), "gradescope": gradescope(tmp_path)}
+
+
+def found(paths: list[Path]) -> dict[str, tuple[str, list[str]]]:
+    return {s.id: (s.file, sorted(s.modules)) for s in load(paths, LESSON)}
+
+
+def test_each_layout_gives_students_their_ids(layouts):
+    """Does each layout give each student one submission, with its notebook graded and the .py files
+    beside it as modules, named as the layout names students?"""
+    assert found(list(layouts.values())) == EXPECTED
+
+
+def test_gradescope_metadata_gives_names_emails_and_ids(layouts):
+    """Are the students of Gradescope's metadata kept: names, emails, student ids, submission time?"""
+    subs = {s.id: s for s in load([layouts["gradescope"]], LESSON)}
+    group = subs["Alan Turing + Ada Lovelace"].identity
+    assert [p["email"] for p in group["submitters"]] == ["alan@uni.example", "ada@uni.example"]
+    assert group["gradescope_submission"] == "1002" and group["submitted"].startswith("2025-03-02")
+    assert subs["Grace Hopper"].identity["submitters"][0]["sid"] == "5001"
+
+
+@pytest.mark.parametrize("inside", [None, "class"])
+def test_zips_of_each_layout_give_the_same_ids(layouts, tmp_path, inside):
+    """Does a zip of each layout, with its files at the top or inside one folder, give the same ids and
+    files, the temporary folders removed afterwards?"""
+    zips = [zipped(folder, tmp_path / f"{name}.zip", inside) for name, folder in layouts.items()]
+    before = set(Path("/tmp").glob("autograder-unzip-*"))
+    assert found(zips) == EXPECTED
+    assert set(Path("/tmp").glob("autograder-unzip-*")) <= before
+
+
+def test_a_students_zip_in_a_folder_is_that_student(tmp_path):
+    """Is a zip lying in a folder one student's submission, its id the zip's name; and is Canvas's whole
+    download, zipped, inside a folder, read as the class it is?"""
+    student = tmp_path / "student"
+    notebook(student / "hw.ipynb", IMPORTS)
+    (student / "helpers.py").write_text(ALICE)
+    root = tmp_path / "class"
+    root.mkdir()
+    zipped(student, root / "erin.zip")
+    zipped(canvas(tmp_path), root / "submissions.zip")
+    assert found([root]) == {"erin": ("hw.ipynb", ["helpers.py"]),
+                             "smithjohn_4242_998877_02-custom-functions": EXPECTED["smithjohn_4242_998877_02-custom-functions"],
+                             "jonesmary_LATE_4343_998879_lab2": EXPECTED["jonesmary_LATE_4343_998879_lab2"]}
+
+
+def test_ids_stay_when_students_come_and_go(layouts):
+    """Do the ids of the others stay the same when a student is added, or removed, in every layout?"""
+    before = found(list(layouts.values()))
+    (layouts["folders"] / "aaron").mkdir()
+    (layouts["folders"] / "aaron" / "x.py").write_text(ALICE)
+    (layouts["canvas"] / "abbot_4000_1_lab.py").write_text(ALICE)
+    shutil.rmtree(layouts["folders"] / "bob")
+    after = found(list(layouts.values()))
+    assert set(after) == set(before) - {"bob"} | {"aaron", "abbot_4000_1_lab"}
+    assert all(after[sid] == before[sid] for sid in after if sid in before)
+
+
+def test_several_python_files_without_a_notebook(tmp_path):
+    """With .py files only, is the one the others do not import graded, and are two unrelated ones the
+    student's error, named, rather than a guess?"""
+    (tmp_path / "s1").mkdir()
+    (tmp_path / "s1" / "main.py").write_text("import helpers\n" + ALICE)
+    (tmp_path / "s1" / "helpers.py").write_text("X = 1\n")
+    (tmp_path / "s2").mkdir()
+    (tmp_path / "s2" / "a.py").write_text(ALICE)
+    (tmp_path / "s2" / "b.py").write_text(BOB)
+    subs = {s.id: s for s in load([tmp_path], LESSON)}
+    assert subs["s1"].file == "main.py" and list(subs["s1"].modules) == ["helpers.py"]
+    assert "several Python files and no notebook (a.py, b.py)" in subs["s2"].error
+
+
+def test_gradescope_upload_grades_each_notebook_with_its_modules(tmp_path):
+    """On Gradescope (one student's upload), is every notebook graded with the .py files as modules, and
+    the helper module never graded on its own?"""
+    notebook(tmp_path / "02-custom-functions.ipynb", IMPORTS)
+    notebook(tmp_path / "draft.ipynb", IMPORTS)
+    (tmp_path / "helpers.py").write_text(ALICE)
+    discovery = uploads(tmp_path, LESSON)
+    assert [(f.graded.name, sorted(f.modules)) for f in discovery.found] == [
+        ("02-custom-functions.ipynb", ["helpers.py"]), ("draft.ipynb", ["helpers.py"])]
+
+
+# -- zips that try to escape --------------------------------------------------------------------------------
+
+def hostile_zip(path: Path) -> Path:
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("ok/ok.py", ALICE)
+        z.writestr("../escaped.py", "raise SystemExit")
+        z.writestr("/absolute.py", "raise SystemExit")
+        z.writestr("ok/../../up.py", "raise SystemExit")
+        z.writestr("C:/windows.py", "raise SystemExit")
+        link = zipfile.ZipInfo("ok/link.py")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        z.writestr(link, "/etc/passwd")
+        z.writestr("ok/data.bin", b"\0" * 100)
+        big = zipfile.ZipInfo("big/huge.ipynb")
+        big.compress_type = zipfile.ZIP_DEFLATED
+        z.writestr(big, b" " * (21 * 2**20))  # inflates past the grader's 20 MB limit for one file
+    return path
+
+
+def test_a_zip_that_tries_to_escape_writes_nothing_outside(tmp_path):
+    """Are entries with .. or absolute names, and links, refused and named, nothing written outside the
+    temporary folder, the honest entry unpacked, and a file over the limit left sparse for the loader to
+    refuse by its size?"""
+    unpacked = unpack(hostile_zip(tmp_path / "evil.zip"), tmp_path)
+    try:
+        assert sorted(unpacked.refused) == ["../escaped.py", "/absolute.py", "C:/windows.py", "ok/../../up.py",
+                                            "ok/link.py"]
+        written = sorted(p.relative_to(unpacked.folder).as_posix() for p in unpacked.folder.rglob("*") if p.is_file())
+        assert written == ["big/huge.ipynb", "ok/ok.py"]
+        assert not any(p.is_symlink() for p in unpacked.folder.rglob("*"))
+        assert not (tmp_path / "escaped.py").exists() and not Path("/absolute.py").exists()
+        assert (unpacked.folder / "big" / "huge.ipynb").stat().st_blocks * 512 < 2**20  # sparse, never inflated
+    finally:
+        shutil.rmtree(unpacked.folder)
+    subs = {s.id: s for s in load([tmp_path / "evil.zip"], LESSON)}
+    assert subs["ok"].cells and "over the grader's limit of 20 MB" in subs["big"].error
+
+
+def test_a_zip_bomb_is_refused(tmp_path):
+    """Is an entry whose header understates what it inflates to stopped at the size it declared, refused,
+    and nothing of it left?"""
+    path = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("s/a.py", b"#" * (5 * 2**20))
+    data = bytearray(path.read_bytes())
+    for marker, offset in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):  # uncompressed size: local and central
+        at = data.find(marker)
+        data[at + offset:at + offset + 4] = (1000).to_bytes(4, "little")
+    path.write_bytes(bytes(data))
+    unpacked = unpack(path, tmp_path)
+    try:
+        assert "could not be unpacked" in unpacked.refused["s/a.py"]
+        assert not (unpacked.folder / "s" / "a.py").exists()
+    finally:
+        shutil.rmtree(unpacked.folder)
+
+
+def test_a_file_that_is_not_a_zip_is_a_clear_error(tmp_path):
+    """Does a .zip named on the command line that is not one stop with a sentence, and one inside a
+    folder become that student's error?"""
+    from autograder.loader import NoSubmissions
+
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "mallory.zip").write_text("not a zip")
+    with pytest.raises(NoSubmissions, match="is not a zip file the grader can read"):
+        load([tmp_path / "class" / "mallory.zip"])
+    (sub,) = load([tmp_path / "class"])
+    assert sub.id == "mallory" and "is not a zip file" in sub.error
+
+
+# -- the whole way through the command line -----------------------------------------------------------------
+
+def autograder(*args):
+    result = subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], capture_output=True, text=True,
+                            cwd=ROOT, timeout=1800, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def scores(out: Path) -> dict[str, float]:
+    return {row["submission"]: float(row["score"]) for row in csv.DictReader((out / "grades.csv").open())}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Each layout graded through the command line, as folders and as zips, then again with a student
+    added."""
+    base = tmp_path_factory.mktemp("layouts")
+    roots = [folder_per_student(base), canvas(base), gradescope(base)]
+    zips = [zipped(root, base / f"{root.name}.zip", "top" if i == 2 else None) for i, root in enumerate(roots)]
+    folders_out, zips_out = base / "out-folders", base / "out-zips"
+    first = autograder("grade", "--assignment", "custom-functions", "--out", folders_out, "--jobs", "2", "--quiet",
+                       *roots)
+    autograder("grade", "--assignment", "custom-functions", "--out", zips_out, "--jobs", "2", "--quiet", *zips)
+    before = {sid: (folders_out / sid / "results.json").stat().st_ino for sid in EXPECTED}
+    (roots[0] / "aaron").mkdir()
+    (roots[0] / "aaron" / "lab.py").write_text(ALICE)
+    again = autograder("grade", "--assignment", "custom-functions", "--out", folders_out, "--jobs", "2", "--quiet",
+                       *roots)
+    after = {sid: (folders_out / sid / "results.json").stat().st_ino for sid in EXPECTED}
+    canvas_csv = base / "canvas.csv"
+    exported = autograder("export", "--graded", folders_out, "--canvas", canvas_csv)
+    return {"folders": folders_out, "zips": zips_out, "first": first, "again": again, "before": before,
+            "after": after, "canvas": canvas_csv, "exported": exported}
+
+
+@pytest.mark.slow
+def test_every_layout_is_graded_with_helpers_imported(graded):
+    """Does every student get their score under their id, the notebooks that import a helper module
+    beside them full marks (locally, in a worker), and a wrong one less?"""
+    got = scores(graded["folders"])
+    assert set(got) == set(EXPECTED) | {"aaron"}
+    for sid in ("alice", "carol", "dan", "smithjohn_4242_998877_02-custom-functions", "Grace Hopper",
+                "Alan Turing (aturing2)", "Alan Turing (alan.t)", "aaron"):
+        assert got[sid] == 38, (sid, json.loads((graded["folders"] / sid / "results.json").read_text())["tests"])
+    assert got["bob"] < 38 and got["Alan Turing + Ada Lovelace"] == got["bob"]
+
+
+@pytest.mark.slow
+def test_zips_grade_the_same_as_folders(graded):
+    """Do the zips of the three layouts give the very same ids and scores as the folders?"""
+    assert scores(graded["zips"]) == {sid: s for sid, s in scores(graded["folders"]).items() if sid != "aaron"}
+
+
+@pytest.mark.slow
+def test_a_new_student_leaves_the_others_graded(graded):
+    """When a student is added, is only that student graded, the others kept as they were (same ids, same
+    files), and does the grader say so?"""
+    assert graded["after"] == graded["before"]
+    assert "11 submission(s): 10 already graded, 1 to grade (1 new)." in graded["again"].stderr
+
+
+@pytest.mark.slow
+def test_export_writes_one_row_per_student(graded):
+    """Does export write one row per student, whatever the layout: the group's two students each with the
+    group's score, Canvas users by their Canvas id, Gradescope students by email, and say the policy?"""
+    rows = list(csv.reader(graded["canvas"].open()))[2:]
+    assert len(rows) == len(EXPECTED) + 1 + 1  # the group counts for two students, aaron is new
+    by_login = {r[3] or r[1]: r for r in rows}
+    bob = scores(graded["folders"])["bob"]
+    assert by_login["alan@uni.example"][:3] == ["Alan Turing", "", "5002"]
+    assert float(by_login["alan@uni.example"][5]) == float(by_login["ada@uni.example"][5]) == bob
+    assert by_login["aturing2@uni.example"][5] == by_login["alan.t@other.example"][5] == "38"
+    by_name = {r[0]: r for r in rows}
+    assert by_name["smithjohn"][1] == "4242" and by_name["smithjohn"][5] == "38"
+    assert "the best score counts" in graded["exported"].stdout
+
+
+def test_export_policy_chooses_best_or_latest(tmp_path):
+    """With two submissions of one student (a Gradescope resubmission), does --policy best take the higher
+    score and --policy latest the later one, and does it say which?"""
+    from autograder.export import canvas_csv, read_graded
+
+    folder = tmp_path / "graded"
+    folder.mkdir()
+    people = {"first": (30, "2025-03-01 10:00:00"), "second": (20, "2025-03-05 10:00:00")}
+    (folder / "grades.csv").write_text("submission,score,max_score\n" + "".join(
+        f"{sid},{score},38\n" for sid, (score, _) in people.items()))
+    for sid, (score, when) in people.items():
+        (folder / sid).mkdir()
+        identity = {"name": "Grace Hopper", "submitted": when,
+                    "submitters": [{"name": "Grace Hopper", "email": "grace@uni.example"}]}
+        (folder / sid / "results.json").write_text(json.dumps({"score": score, "tests": [], "extra_data": {
+            "assignment": "custom-functions", "identity": identity}}))
+    graded_rows, assignment = read_graded(folder)
+    best = list(csv.reader(canvas_csv(graded_rows, assignment, policy="best").csv.splitlines()))[2:]
+    latest = canvas_csv(graded_rows, assignment, policy="latest")
+    assert [r[-1] for r in best] == ["30"]
+    assert [r[-1] for r in csv.reader(latest.csv.splitlines())][2:] == ["20"]
+    assert latest.duplicates == ["Grace Hopper: first, second"]
+
+
+def test_results_never_hold_the_instructors_paths(tmp_path):
+    """Does the batch's path filter take the grader's folders, Python's and the workers' temporary folders
+    out of a traceback a student reads?"""
+    from autograder.batch import Private
+
+    private = Private([tmp_path / "submissions", tmp_path / "out"])
+    text = (f'File "{tmp_path}/submissions/alice/helpers.py", line 3\n'
+            f'File "/tmp/autograder-123-abc_d/helpers.py", line 4\n'
+            f'File "{sys.prefix}/lib/python3.11/site-packages/torch/autograd/function.py", line 5\n'
+            f"{os.path.expanduser('~')}/notes.txt")
+    cleaned = private(text)
+    assert str(tmp_path) not in cleaned and "/tmp/autograder-" not in cleaned and sys.prefix not in cleaned
+    assert '"alice/helpers.py"' in cleaned and '"helpers.py", line 4' in cleaned and "<python>/lib" in cleaned
