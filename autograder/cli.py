@@ -29,8 +29,13 @@ class _Parser(argparse.ArgumentParser):
         fail(f"{message}. Run `python -m autograder {self.prog.split()[-1]} --help` for the usage.")
 
 
+def paragraph(message: str) -> str:
+    """A message wrapped at 100 columns, never inside a path or a word."""
+    return textwrap.fill(message, 100, subsequent_indent="  ", break_on_hyphens=False, break_long_words=False)
+
+
 def fail(message: str) -> None:
-    print("autograder: " + textwrap.fill(message, 100, subsequent_indent="  "), file=sys.stderr)
+    print("autograder: " + paragraph(message), file=sys.stderr)
     sys.exit(2)
 
 
@@ -111,7 +116,7 @@ def load_extras(paths: list[Path]) -> None:
         except LookupError as error:
             fail(str(error))
     for broken in BROKEN:
-        print("autograder: warning: " + textwrap.fill(broken, 100, subsequent_indent="  "), file=sys.stderr)
+        print("autograder: warning: " + paragraph(broken), file=sys.stderr)
 
 
 def validated(assignment, seed: int = 0):

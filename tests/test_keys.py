@@ -1,0 +1,276 @@
+"""Do grades never go stale: is a result graded again when anything that decides it changes (the extra
+file, the seed, the limits, the assignment's definition, the grader's version), only then, with the
+grader saying how many and why; can no score above its maximum be written or exported; and does
+report.html count exactly what the results files hold?"""
+
+import csv
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.batch import STALE, staleness
+from autograder.judge import CheckResult
+from autograder.report import ScoreAboveMaximum, grades_csv, results_json
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "custom-functions"
+HIDDEN = ROOT / "docs" / "hidden_tests_example.py"
+
+# An extra file whose reference comes from a module beside it: the extra file's bytes stay the same when
+# the module changes, and only the assignment's fingerprint can tell.
+EXTRA = """
+import sys
+sys.path.insert(0, {folder!r})
+from reference_module import triple
+from autograder.assignments import add_problem
+from autograder.problems import Case, Problem, TensorSpec
+
+add_problem("custom-functions", Problem(name="Triple", summary="3 x", reference=triple,
+                                         cases=(Case((TensorSpec((4,)),)),), hidden=True))
+"""
+TRIPLE = """
+class Triple(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return 3 * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return 3 * grad
+"""
+
+
+def grade(out: Path, submissions: Path, *extra) -> subprocess.CompletedProcess:
+    result = subprocess.run([sys.executable, "-m", "autograder", "grade", "--assignment", "custom-functions",
+                             "--out", str(out), "--jobs", "2", "--quiet", *map(str, extra), str(submissions)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=1800, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def inodes(out: Path) -> dict[str, int]:
+    return {sid: (out / sid / "results.json").stat().st_ino for sid in ("alice", "bob")}
+
+
+def grades(out: Path) -> dict[str, tuple[float, float]]:
+    return {r["submission"]: (float(r["score"]), float(r["max_score"])) for r in csv.DictReader((out / "grades.csv").open())}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The same class graded again and again, changing one thing at a time."""
+    base = tmp_path_factory.mktemp("keys")
+    subs = base / "class"
+    subs.mkdir()
+    (subs / "alice.py").write_text((EXAMPLES / "alice.py").read_text() + TRIPLE)
+    (subs / "bob.py").write_text((EXAMPLES / "bob.py").read_text())
+    (base / "reference_module.py").write_text("def triple(x):\n    return 3 * x\n")
+    extra = base / "extra.py"
+    extra.write_text(EXTRA.format(folder=str(base)))
+    out = base / "out"
+    steps = {}
+
+    def step(name, *options):
+        before = inodes(out) if (out / "alice" / "results.json").exists() else {}
+        run = grade(out, subs, *options)
+        steps[name] = {"stderr": run.stderr, "regraded": {s for s, i in inodes(out).items() if before.get(s) != i},
+                       "grades": grades(out)}
+
+    step("first")
+    step("same")
+    step("extra", "--extra", HIDDEN)
+    step("extra again", "--extra", HIDDEN)
+    step("extra removed")
+    step("seed", "--seed", "7")
+    step("limits", "--seed", "7", "--problem-timeout", "30")
+    step("own extra", "--extra", extra)
+    (base / "reference_module.py").write_text("def triple(x):\n    tripled = x * 3\n    return tripled\n")
+    step("same definition", "--extra", extra)
+    (base / "reference_module.py").write_text("def triple(x):\n    return 2 * x\n")
+    step("definition", "--extra", extra)
+    return steps
+
+
+@pytest.mark.slow
+def test_nothing_changed_nothing_graded(runs):
+    """Is a second identical run all "already graded", rewriting no result, and does it say so?"""
+    assert runs["first"]["regraded"] == {"alice", "bob"}
+    assert runs["same"]["regraded"] == set()
+    assert "all already graded" in runs["same"]["stderr"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("step", "why"), [
+    ("extra", "because the extra files changed"),
+    ("extra removed", "because the extra files changed"),
+    ("seed", "because the seed changed (0 -> 7)"),
+    ("limits", "because the limits changed"),
+    ("definition", "because the assignment's definition changed"),
+])
+def test_a_change_grades_everything_again_and_says_why(runs, step, why):
+    """Does each change grade every submission again, saying how many and why?"""
+    assert runs[step]["regraded"] == {"alice", "bob"}
+    assert f"2 submission(s): 0 already graded, 2 to grade (2 {why})." in runs[step]["stderr"]
+
+
+@pytest.mark.slow
+def test_an_extra_file_changes_the_maximum_both_ways(runs):
+    """Does adding the hidden tests raise the maximum to 47 for everyone, and removing them bring it back
+    to 38, never leaving 47 out of 38?"""
+    assert runs["extra"]["grades"]["alice"] == (47, 47)
+    assert runs["extra again"]["regraded"] == set()
+    assert runs["extra removed"]["grades"]["alice"] == (38, 38)
+    for step in runs.values():
+        assert all(score <= best for score, best in step["grades"].values())
+
+
+@pytest.mark.slow
+def test_a_reference_that_computes_the_same_keeps_the_results(runs):
+    """When the reference's module is rewritten to compute the same answers, are the results kept; and
+    when it computes other answers, graded again with the new verdicts?"""
+    assert runs["same definition"]["regraded"] == set()
+    assert runs["own extra"]["grades"]["alice"][0] == runs["own extra"]["grades"]["alice"][1]
+    assert runs["definition"]["grades"]["alice"][0] < runs["definition"]["grades"]["alice"][1]
+
+
+def test_staleness_asks_every_part_of_the_key():
+    """Does every part of the key make a result stale when it differs, and only then?"""
+    key = {"submission": "s", "assignment": "a", "grader": "1", "seed": 0, "limits": {"x": 1}, "extra_files": [],
+           "definition": "d"}
+    assert staleness({"extra_data": {"key": dict(key)}}, key) == ""
+    assert staleness(None, key) == "new"
+    assert "earlier version" in staleness({"extra_data": {}}, key)
+    for part, _ in STALE:
+        changed = dict(key, **{part: "other"})
+        assert staleness({"extra_data": {"key": changed}}, key), part
+
+
+# -- scores never above their maximum -----------------------------------------------------------------------
+
+def test_a_score_above_its_maximum_is_never_written():
+    """Does writing a result refuse a check scoring above its points, a total above the assignment's
+    maximum, and a grades.csv row above its maximum?"""
+    right = CheckResult("Exp", "forward", True, 2)
+    results_json([right], "", {}, 2)
+    too_much = CheckResult("Exp", "forward", True, 2)
+    too_much.max_score = -1
+    with pytest.raises(ScoreAboveMaximum):
+        results_json([too_much], "", {})
+    with pytest.raises(ScoreAboveMaximum):
+        results_json([right, CheckResult("Exp", "gradient", True, 3)], "", {}, 4)
+    with pytest.raises(ScoreAboveMaximum):
+        grades_csv([("alice", {"score": 47, "tests": []})], ["Exp"], 38)
+
+
+def test_export_refuses_a_grade_above_its_maximum(tmp_path):
+    """Does export refuse a grades.csv saying 47 out of 38 (left by an older grader), saying to grade
+    again, rather than send it to the gradebook?"""
+    (tmp_path / "grades.csv").write_text("submission,score,max_score\nalice,47,38\n")
+    result = subprocess.run([sys.executable, "-m", "autograder", "export", "--graded", str(tmp_path), "--canvas",
+                             str(tmp_path / "canvas.csv")], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert result.returncode == 2 and "alice scored 47 out of 38" in result.stderr.replace("\n  ", " ")
+    assert not (tmp_path / "canvas.csv").exists()
+
+
+# -- the class report --------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def reported(tmp_path_factory):
+    """The example class and a notebook that never finishes loading, graded once."""
+    base = tmp_path_factory.mktemp("report")
+    subs = base / "class"
+    subs.mkdir()
+    for path in EXAMPLES.iterdir():
+        (subs / path.name).write_bytes(path.read_bytes())
+    (subs / "bob2.py").write_text((EXAMPLES / "bob.py").read_text())
+    (subs / "slow.py").write_text((EXAMPLES / "alice.py").read_text() + "\nimport time\ntime.sleep(600)\n")
+    out = base / "out"
+    grade(out, subs, "--load-timeout", "5")
+    return out
+
+
+def report_data(out: Path) -> dict:
+    page = (out / "report.html").read_text()
+    return json.loads(re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S)[1])
+
+
+@pytest.mark.slow
+def test_report_counts_match_the_results_files(reported):
+    """Are the report's numbers those of the results.json files: submissions, each check's passes and
+    failures, each problem's score distribution, and each cause's students failing that problem?"""
+    data = report_data(reported)
+    results = {row["submission"]: json.loads((reported / row["submission"] / "results.json").read_text())
+               for row in csv.DictReader((reported / "grades.csv").open())}
+    assert data["submissions"] == len(results) == 6
+    assert sorted(data["totals"]) == sorted(r["score"] for r in results.values())
+    for name, counts in data["checks"].items():
+        statuses = [t["status"] for r in results.values() for t in r["tests"] if t["name"] == name]
+        assert (counts["passed"], counts["failed"]) == (statuses.count("passed"), statuses.count("failed")), name
+    for problem, distribution in data["problems"].items():
+        assert sum(distribution.values()) == len(results)
+        for score, count in distribution.items():
+            assert count == sum(1 for r in results.values()
+                                if sum(t["score"] for t in r["tests"] if t["name"].startswith(problem + ": "))
+                                == float(score)), (problem, score)
+    for cause in data["causes"]:
+        for sid in cause["students"]:
+            assert any(t["status"] == "failed" and t["name"].startswith(cause["problem"] + ": ")
+                       for t in results[sid]["tests"]), (cause, sid)
+
+
+@pytest.mark.slow
+def test_report_ranks_causes_and_lists_what_could_not_be_graded(reported):
+    """Are the causes ranked by how many students hit them (bob's mistakes, made twice, first), each with
+    links to the students' pages; and are the unreadable notebook and the one that ran out of time listed?"""
+    data = report_data(reported)
+    counts = [len(c["students"]) for c in data["causes"]]
+    assert counts == sorted(counts, reverse=True) and counts[0] == 2
+    assert sorted(data["causes"][0]["students"]) == ["bob", "bob2"]
+    assert [s["id"] for s in data["not_loaded"]] == ["erin"] and "not a readable" in data["not_loaded"][0]["why"]
+    assert data["timed_out"] == [{"id": "slow", "what": ["load"]}]
+    page = (reported / "report.html").read_text()
+    assert 'href="bob2/feedback.html"' in page and 'href="erin/feedback.html"' in page
+    assert "<svg" in page and "src=" not in page and "http" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+
+
+# -- interrupted ---------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_ctrl_c_says_how_to_resume_in_one_line(tmp_path):
+    """Does Ctrl-C (SIGINT to the grader's process group, as a terminal sends it) end the batch with one line
+    saying how to resume, no traceback, and leave what was graded?"""
+    subs = tmp_path / "class"
+    subs.mkdir()
+    release = tmp_path / "release"
+    (subs / "a.py").write_text((EXAMPLES / "alice.py").read_text())
+    (subs / "b_waits.py").write_text((EXAMPLES / "alice.py").read_text() + (
+        f"\nimport os, time\nwhile not os.path.exists({str(release)!r}):\n    time.sleep(0.05)\n"))
+    out = tmp_path / "out"
+    grader = subprocess.Popen([sys.executable, "-m", "autograder", "grade", "--assignment", "custom-functions",
+                               "--out", str(out), "--jobs", "1", "--quiet", "--load-timeout", "600", str(subs)],
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    try:
+        for _ in range(3000):
+            if (out / "a" / "results.json").exists() or grader.poll() is not None:
+                break
+            time.sleep(0.1)
+        time.sleep(1)
+        os.killpg(grader.pid, signal.SIGINT)
+        _, stderr = grader.communicate(timeout=120)
+    finally:
+        release.touch()
+        if grader.poll() is None:
+            grader.kill()
+    assert grader.returncode == 130
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
+    last = [line for line in stderr.splitlines() if line.strip()][-1]
+    assert last.startswith("autograder: Stopped.") and "run the same command again" in last
+    assert (out / "a" / "results.json").exists() and not (out / "b_waits" / "results.json").exists()
