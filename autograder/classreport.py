@@ -92,8 +92,8 @@ def bars_svg(counts: dict[str, int], label: str, width: int = 420) -> str:
     top = max(counts.values()) or 1
     bar = max(8, min(48, (width - 40) // max(1, len(keys))))
     height, base = 150, 120
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{40 + bar * len(keys)}" height="{height}" '
-             f'font-family="sans-serif" font-size="10" role="img" aria-label="{escape(label)}">']
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{40 + bar * len(keys)}" height="{height}" '
+              f'font-family="sans-serif" font-size="10" role="img" aria-label="{escape(label)}">')]
     for i, key in enumerate(keys):
         h = round(100 * counts[key] / top)
         x = 30 + i * bar

@@ -223,8 +223,8 @@ def _grade(args, server) -> int:
     check_paths(args)
     load_extras(args.extra)
     assignment = find(args.assignment, args.seed)
-    INTERRUPTED[:] = [f"Stopped. Every submission graded before now is saved in {args.out}: run the same command "
-                      f"again to grade the rest."]
+    INTERRUPTED[0] = (f"Stopped. Every submission graded before now is saved in {args.out}: run the same command "
+                      f"again to grade the rest.")
     try:
         graded = grade(assignment, args.submissions, args.out, args.force, args.jobs, limits, args.seed,
                        progress=not args.quiet, server=server, extras=args.extra)

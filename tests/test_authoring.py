@@ -14,7 +14,6 @@ import pytest
 import torch
 
 from autograder.assignments import ASSIGNMENTS, ORIGINS, find_assignment, load_extra
-from autograder.inline import check
 from autograder.problems import Case, Problem, TensorSpec
 from autograder.validate import InvalidAssignment, answer, grade_in_process, validate
 
