@@ -78,7 +78,7 @@ def summarize(problems: list[str], rows: list[tuple[str, dict]]) -> dict:
     ranked = sorted(causes.values(), key=lambda c: (-len(c.students), problems.index(c.problem)
                                                      if c.problem in problems else 0, c.text))
     return {"submissions": len(rows), "totals": totals,
-            "problems": {p: {str(k): v for k, v in sorted(per_problem[p].items())} for p in problems},
+            "problems": {p: {f"{k:g}": v for k, v in sorted(per_problem[p].items())} for p in problems},
             "checks": checks, "not_loaded": not_loaded, "timed_out": timed_out,
             "causes": [{"problem": c.problem, "cause": c.text, "checks": c.checks, "students": c.students,
                         "hidden": c.hidden} for c in ranked]}
@@ -92,7 +92,7 @@ def bars_svg(counts: dict[str, int], label: str, width: int = 420) -> str:
     top = max(counts.values()) or 1
     bar = max(8, min(48, (width - 40) // max(1, len(keys))))
     height, base = 150, 120
-    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{40 + bar * len(keys)}" height="{height}" '
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(240, 40 + bar * len(keys))}" height="{height}" '
               f'font-family="sans-serif" font-size="10" role="img" aria-label="{escape(label)}">')]
     for i, key in enumerate(keys):
         h = round(100 * counts[key] / top)
@@ -130,11 +130,12 @@ def class_report(assignment, rows: list[tuple[str, dict]]) -> str:
     data = summarize(problems, rows)
     maxima = {p.name: p.max_score for p in assignment.problems}
     totals = data["totals"]
-    charts = {p: bars_svg(counts, f"points in {p} (out of {maxima[p]:g}) : submissions")
+    charts = {p: bars_svg(counts, f"submissions per score in {p} (out of {maxima[p]:g})")
               for p, counts in data["problems"].items()}
     embedded = json.dumps(data, sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return _template().render(
         assignment=assignment.name, max_score=assignment.max_score, data=data, maxima=maxima,
         mean=sum(totals) / len(totals) if totals else 0.0, full=sum(1 for t in totals if t >= assignment.max_score),
-        total_chart=bars_svg(_histogram(totals, assignment.max_score), "total points : submissions"),
+        total_chart=bars_svg(_histogram(totals, assignment.max_score),
+                             f"submissions per total score (out of {assignment.max_score:g})"),
         charts=charts, embedded=embedded)

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -251,9 +252,19 @@ def test_example_goes_from_file_to_gradescope_archive(tmp_path):
     run("grade", "--assignment", "indexing", "--extra", EXAMPLE, "--out", out, "--quiet", SOLUTION)
     result = json.loads((out / "authoring_solution" / "results.json").read_text())
     assert result["score"] == 25 and all(t["status"] == "passed" for t in result["tests"])
+    assert (out / "grades.csv").read_text() == ("submission,score,max_score,Gather,RoundSTE,LogSumExp\n"
+                                                "authoring_solution,25,25,9,7,9\n")
     archive = tmp_path / "indexing.zip"
-    assert "3 problems, 25 points" in run("gradescope", "--assignment", "indexing", "--extra", EXAMPLE,
-                                          "--out", archive).stdout
+    assert "for indexing (3 problems, 25 points, 0 hidden check(s)" in run(
+        "gradescope", "--assignment", "indexing", "--extra", EXAMPLE, "--out", archive).stdout
+    with zipfile.ZipFile(archive) as z:
+        z.extractall(tmp_path / "root" / "source")
+    checked = subprocess.run([sys.executable, "-m", "autograder.gradescope", "check", "--root", str(tmp_path / "root")],
+                             capture_output=True, text=True, timeout=600, check=False,
+                             env=dict(os.environ, PYTHONPATH=str(tmp_path / "root" / "source")))
+    assert checked.returncode == 0, checked.stderr
+    assert "ready to grade indexing (3 problems, 25 points)" in checked.stdout
+    assert "a worker graded an untouched notebook 0/25" in checked.stdout
 
 
 # -- registered without editing the package -----------------------------------------------------------------
