@@ -1,0 +1,114 @@
+"""Does PyTorch still behave as the lessons say? Each claim is checked by running its own cell.
+
+A lesson's demonstration cells carry `"claim": "<name>"` in their metadata. For each lesson, the test
+runs the set-up code (the code cells before the first `##` section), then every claim cell in the order
+of the notebook, in one namespace, as a reader would; a cell tagged `raises-exception` must raise, any
+other must not. It then asserts the outcome the lesson states in words, so that a PyTorch release that
+changes the behaviour fails here, by claim, rather than only as a changed output in nbval.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MAGIC = re.compile(r"^\s*[%!]", re.MULTILINE)
+
+
+@dataclass
+class Outcome:
+    namespace: dict
+    stdout: str = ""
+    errors: list[BaseException] = field(default_factory=list)
+
+    @property
+    def error(self) -> BaseException:
+        assert self.errors, "the claim's cell was expected to raise"
+        return self.errors[-1]
+
+
+def _python(source: str) -> str:
+    """A cell's source without IPython magics and shell escapes."""
+    return "\n".join("pass" if MAGIC.match(line) else line for line in source.splitlines())
+
+
+@cache
+def claims(lesson: str) -> dict[str, Outcome]:
+    nb = nbformat.read(ROOT / "solutions" / f"{lesson}.ipynb", as_version=4)
+    namespace: dict = {"__name__": "__lesson__", "display": lambda *args, **kwargs: None}
+    outcomes: dict[str, Outcome] = {}
+    in_setup = True
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown" and cell.source.lstrip().startswith("## "):
+            in_setup = False
+        if cell.cell_type != "code" or not (in_setup or "claim" in cell.metadata):
+            continue
+        name = cell.metadata.get("claim", "set-up")
+        outcome = outcomes.setdefault(name, Outcome(namespace))
+        raises = "raises-exception" in cell.metadata.get("tags", [])
+        out = io.StringIO()
+        with redirect_stdout(out), redirect_stderr(io.StringIO()):
+            try:
+                exec(compile(_python(cell.source), f"<{lesson} cell {index}>", "exec"), namespace)  # noqa: S102
+            except Exception as error:  # noqa: BLE001 - compared with the cell's tag below
+                if not raises:
+                    raise AssertionError(f"{lesson} cell {index} ({name}) raised {error!r}") from error
+                outcome.errors.append(error)
+            else:
+                assert not raises, f"{lesson} cell {index} ({name}) is tagged raises-exception but did not raise"
+        outcome.stdout += out.getvalue()
+    return outcomes
+
+
+def claim(lesson: str, name: str) -> Outcome:
+    found = claims(lesson)
+    assert name in found, f"{lesson} has no cell with the claim {name!r} (claims: {sorted(found)})"
+    return found[name]
+
+
+# -- Lesson 1: autograd basics ------------------------------------------------------------------------
+
+L1 = "01-autograd-basics"
+
+
+def test_two_losses_on_one_trunk_want_one_backward():
+    """(loss_a + loss_b).backward() walks the shared trunk once, two calls with retain_graph twice, and
+    both leave the same gradient."""
+    ns = claim(L1, "l1-trunk").namespace
+    assert (ns["passes_sum"], ns["passes_two"]) == (1, 2)
+    assert ns["grad_sum"].allclose(ns["grad_two"])
+
+
+def test_a_vector_jacobian_product_costs_about_two_forwards():
+    """A linear layer's backward counts twice the FLOPs of its forward when its input needs a gradient,
+    and once when it does not."""
+    flops = claim(L1, "l1-vjp-cost").namespace["flops"]
+    assert flops[True][1] == 2 * flops[True][0]
+    assert flops[False][1] == flops[False][0]
+
+
+def test_contributions_are_summed_before_they_reach_a_leaf():
+    """u = t*t + 2t: the gradient reaches t once, already summed (8), not once per path."""
+    out = claim(L1, "l1-accumulate-once").stdout
+    assert out.count("gradient arriving at t") == 1
+    assert "gradient arriving at t: tensor(8.)" in out and "t.grad: tensor(8.)" in out
+
+
+def test_detach_shares_the_version_counter():
+    """Changing a detached tensor in place makes the backward of its original fail the version check."""
+    assert "modified by an inplace operation" in str(claim(L1, "l1-detach-version").error)
+
+
+def test_inference_tensors_cannot_be_saved_for_backward():
+    """A tensor made under inference_mode cannot be used later where autograd must save it."""
+    outcome = claim(L1, "l1-inference")
+    assert "requires_grad: False | inference tensor: True" in outcome.stdout
+    assert "Inference tensors cannot be saved for backward" in str(outcome.error)
