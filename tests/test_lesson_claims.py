@@ -65,6 +65,7 @@ def claims(lesson: str) -> dict[str, Outcome]:
             else:
                 assert not raises, f"{lesson} cell {index} ({name}) is tagged raises-exception but did not raise"
         outcome.stdout += out.getvalue()
+        outcome.namespace = dict(namespace)  # as the claim's cells left it: later cells may rebind names
     return outcomes
 
 
@@ -112,3 +113,49 @@ def test_inference_tensors_cannot_be_saved_for_backward():
     outcome = claim(L1, "l1-inference")
     assert "requires_grad: False | inference tensor: True" in outcome.stdout
     assert "Inference tensors cannot be saved for backward" in str(outcome.error)
+
+
+# -- Lesson 2: writing a custom Function --------------------------------------------------------------
+
+L2 = "02-custom-functions"
+
+
+def test_save_for_backward_checks_versions():
+    """A tensor saved with save_for_backward and then changed in place makes backward raise."""
+    assert "modified by an inplace operation" in str(claim(L2, "l2-version").error)
+
+
+def test_an_attribute_gives_a_wrong_gradient_after_an_in_place_change():
+    """The same change to a tensor kept as ctx.input goes unnoticed, and the gradient is wrong."""
+    ns = claim(L2, "l2-stash-inplace").namespace
+    x = ns["x"]
+    assert not x.grad.allclose(2 * (2 * x.detach()).cos())
+    assert x.grad.allclose(2 * (2 * x.detach() + 1).cos())
+
+
+def test_an_output_kept_as_an_attribute_makes_a_reference_cycle():
+    """An output kept as ctx.result survives `del` until the garbage collector runs; saved with
+    save_for_backward, it is freed at once."""
+    out = claim(L2, "l2-cycle").stdout
+    assert re.search(r"Sigmoid +alive after del: False +after gc.collect\(\): False", out)
+    assert re.search(r"SigmoidStashed +alive after del: True +after gc.collect\(\): False", out)
+
+
+def test_saved_tensor_hooks_see_save_for_backward_only():
+    """The hooks see Sin's saved input, not SinStashed's attribute."""
+    assert claim(L2, "l2-hooks").stdout == "Sin\n  pack   (3,)\n  unpack (3,)\nSinStashed\n"
+
+
+def test_intermediates_may_be_saved():
+    """save_for_backward takes intermediates; the hooks see both; the gradient is cosh."""
+    outcome = claim(L2, "l2-intermediate-saved")
+    assert outcome.stdout.count("  pack ") == 2 and outcome.stdout.count("  unpack") == 2
+    x = outcome.namespace["x"]
+    assert x.grad.allclose(x.detach().cosh())
+
+
+def test_needs_input_grad_is_fixed_when_apply_runs():
+    """Asking only for the weight's gradient still runs backward with needs_input_grad (True, True)."""
+    outcome = claim(L2, "l2-needs-input-grad-fixed")
+    assert "backward: needs_input_grad = (True, True)" in outcome.stdout
+    assert outcome.namespace["x"].grad is None
