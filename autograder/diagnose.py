@@ -68,6 +68,9 @@ def explain(actual: torch.Tensor, expected: torch.Tensor, shape: tuple[int, ...]
         idx = torch.arange(shape[0] * shape[1]).reshape(shape).t().reshape(-1)
         if close(actual, expected[:, idx], rtol, atol):
             return f"{what} is transposed: it holds the entries of {name}.t() where {name}'s belong."
+    if actual.dim() == 2 and actual.shape[0] > 1 and close(actual, expected.flip(0), rtol, atol):
+        return (f"{what} is the right one for grad_output read in reverse order (its entries flipped): one "
+                f"flip too many or too few, as when a convolution stands where a cross-correlation belongs.")
     if close(actual, expected, rtol=1e-3, atol=1e-5):
         return (f"{what} agrees with the right one to only about 4 to 7 digits: part of the computation "
                 f"ran in float32 (torch.float32 tensors, .float(), or NumPy's float32) instead of float64.")

@@ -159,3 +159,35 @@ def test_needs_input_grad_is_fixed_when_apply_runs():
     outcome = claim(L2, "l2-needs-input-grad-fixed")
     assert "backward: needs_input_grad = (True, True)" in outcome.stdout
     assert outcome.namespace["x"].grad is None
+
+
+# -- Lesson 4: gradcheck -------------------------------------------------------------------------------
+
+L4 = "04-gradcheck"
+
+
+def test_gradcheck_numbers_only_the_inputs_that_require_grad():
+    """The faulty gradient of y is named input 1 beside a differentiable x, input 0 once x is detached."""
+    assert claim(L4, "l4-input-numbering").stdout == (
+        "Jacobian mismatch for output 0 with respect to input 1,\n"
+        "Jacobian mismatch for output 0 with respect to input 0,\n")
+
+
+def test_the_stack_overflow_convolution_fails_gradcheck_twice():
+    """The answer's backward, as posted, fails for the input (a transposed filter: 2 and 3 swapped); with
+    that fixed, it fails for the filter (grad_output read in reverse)."""
+    import torch
+
+    first = str(claim(L4, "l4-scipy").error)
+    assert first.startswith("Jacobian mismatch for output 0 with respect to input 0")
+    second = claim(L4, "l4-scipy-second-bug")
+    assert str(second.error).startswith("Jacobian mismatch for output 0 with respect to input 1")
+    ns = second.namespace
+    a, b = torch.rand(4, 5, dtype=torch.float64), torch.rand(2, 3, dtype=torch.float64)
+    conv = torch.nn.functional.conv2d(a[None, None], b[None, None])[0, 0]
+    assert torch.allclose(torch.from_numpy(ns["correlate2d"](a.numpy(), b.numpy())), conv)
+
+
+def test_logsumexp_as_written_overflows():
+    """log(sum(exp(x))) of [1000, 1000] is inf in float64; torch.logsumexp is not."""
+    assert claim(L4, "l4-lse-overflow").stdout.startswith("as written: inf | torch.logsumexp: 1000.69")
