@@ -191,3 +191,47 @@ def test_the_stack_overflow_convolution_fails_gradcheck_twice():
 def test_logsumexp_as_written_overflows():
     """log(sum(exp(x))) of [1000, 1000] is inf in float64; torch.logsumexp is not."""
     assert claim(L4, "l4-lse-overflow").stdout.startswith("as written: inf | torch.logsumexp: 1000.69")
+
+
+# -- Lesson 5: double backward -------------------------------------------------------------------------
+
+L5 = "05-double-backward"
+
+
+def test_backward_is_recorded_only_under_create_graph():
+    """forward runs with grad mode off; backward runs with it on exactly when create_graph=True."""
+    assert claim(L5, "l5-grad-mode").stdout == (
+        "grad(out, x):\n"
+        "forward:  grad mode False, y.requires_grad = False\n"
+        "backward: grad mode False, grad_x.requires_grad = False\n"
+        "grad(out, x, create_graph=True):\n"
+        "forward:  grad mode False, y.requires_grad = False\n"
+        "backward: grad mode True, grad_x.requires_grad = True\n")
+
+
+def test_a_gradgradcheck_failure_names_the_first_input_only():
+    """SquareDetach fails gradgradcheck for x (input 0); checked alone, the dependence on v is right."""
+    outcome = claim(L5, "l5-detach-v")
+    assert str(outcome.error).startswith("Jacobian mismatch for output 0 with respect to input 0")
+    assert "gradcheck with respect to v alone: True" in outcome.stdout
+
+
+def test_sinhbad_loses_the_second_derivative():
+    """Intermediates kept on ctx give analytical second derivatives of zero."""
+    message = str(claim(L5, "l5-sinhbad").error)
+    assert message.startswith("Jacobian mismatch for output 0 with respect to input 0")
+    assert message.split("analytical:")[1].count("0.") == 9
+
+
+def test_what_is_kept_decides_double_backward_and_how_it_is_kept_the_rest():
+    """The grid: save_for_backward gives the in-place check and hook visibility and no cycle, for every
+    tensor; an output kept as an attribute makes a cycle; inputs and outputs pass gradgradcheck however
+    they are kept, intermediates fail however they are kept."""
+    grid = claim(L5, "l5-grid").namespace["grid"]
+    for (kept, how), row in grid.items():
+        saved = how == "save_for_backward"
+        assert row["in-place change"] == ("error" if saved else "unnoticed"), (kept, how)
+        assert row["hooks see it"] is saved, (kept, how)
+        assert row["cycle"] is (kept == "output" and not saved), (kept, how)
+        assert row["gradgradcheck"] is (kept != "intermediate"), (kept, how)
+    assert len(grid) == 6
