@@ -235,3 +235,36 @@ def test_what_is_kept_decides_double_backward_and_how_it_is_kept_the_rest():
         assert row["cycle"] is (kept == "output" and not saved), (kept, how)
         assert row["gradgradcheck"] is (kept != "intermediate"), (kept, how)
     assert len(grid) == 6
+
+
+# -- Lesson 6: conv-bn fusion --------------------------------------------------------------------------
+
+L6 = "06-conv-bn-fusion"
+
+
+def test_fused_backward_honours_needs_input_grad():
+    """With data that needs no gradient, the fused step skips the first layer's transposed convolution
+    (2 N C_out H W C_in k^2 FLOPs), and recomputation costs about a third more convolution work."""
+    flops = claim(L6, "l6-flops").namespace["flops"]
+    assert flops["fused", True] - flops["fused", False] == 2 * 8 * 16 * 30 * 30 * 3 * 3 * 3
+    assert 1.3 < flops["fused", False] / flops["unfused", False] < 1.4
+
+
+def test_fusion_halves_held_bytes_but_not_the_shallow_peak():
+    """The fused and checkpointed networks hold about half the unfused bytes between forward and
+    backward; the fused peak is above the unfused one for one pair and below it for eight;
+    checkpointing's peak is never above the unfused one's and below the fused one's at every depth."""
+    memory = claim(L6, "l6-peak").namespace["memory"]
+    for pairs, row in memory.items():
+        (held_u, peak_u), (held_f, peak_f), (held_c, peak_c) = row["unfused"], row["fused"], row["checkpoint"]
+        assert 0.45 < held_f / held_u < 0.55 and abs(held_c / held_f - 1) < 0.02, pairs
+        assert peak_c <= peak_u * 1.001 and peak_c < peak_f, pairs
+    assert memory[1]["fused"][1] > memory[1]["unfused"][1]
+    assert memory[8]["fused"][1] < memory[8]["unfused"][1]
+
+
+def test_once_differentiable_raises_when_grad_output_has_history():
+    """A gradient penalty through Conv2D (pow(2) after it) reaches the Error node and raises."""
+    outcome = claim(L6, "l6-once-differentiable")
+    assert "trying to differentiate twice a function that was marked with @once_differentiable" in str(outcome.error)
+    assert outcome.stdout == "Error True\n"
