@@ -17,7 +17,6 @@ from functools import cache
 from pathlib import Path
 
 import nbformat
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MAGIC = re.compile(r"^\s*[%!]", re.MULTILINE)
@@ -58,7 +57,7 @@ def claims(lesson: str) -> dict[str, Outcome]:
         with redirect_stdout(out), redirect_stderr(io.StringIO()):
             try:
                 exec(compile(_python(cell.source), f"<{lesson} cell {index}>", "exec"), namespace)  # noqa: S102
-            except Exception as error:  # noqa: BLE001 - compared with the cell's tag below
+            except Exception as error:  # compared with the cell's tag below
                 if not raises:
                     raise AssertionError(f"{lesson} cell {index} ({name}) raised {error!r}") from error
                 outcome.errors.append(error)
@@ -268,3 +267,66 @@ def test_once_differentiable_raises_when_grad_output_has_history():
     outcome = claim(L6, "l6-once-differentiable")
     assert "trying to differentiate twice a function that was marked with @once_differentiable" in str(outcome.error)
     assert outcome.stdout == "Error True\n"
+
+
+# -- Lesson 7: custom Functions in today's PyTorch -----------------------------------------------------
+
+L7 = "07-modern-functions"
+
+
+def test_non_tensor_outputs_get_none_in_backward():
+    """An int returned by forward comes back as an int, and backward receives None for it."""
+    out = claim(L7, "l7-non-tensor-output").stdout
+    assert "clipped: 2 int" in out and "backward receives grad_count = None" in out
+
+
+def test_an_input_or_a_view_returned_comes_back_as_a_view_that_may_not_change_in_place():
+    """Identity and FirstRow return views of their input with their own node; changing one in place
+    is forbidden."""
+    outcome = claim(L7, "l7-views")
+    assert "Identity: out is h: False | a view of h: True | grad_fn: IdentityBackward" in outcome.stdout
+    assert "FirstRow: a view of h: True | grad_fn: FirstRowBackward" in outcome.stdout
+    assert "Output 0 of FirstRow is a view and is being modified inplace" in str(outcome.error)
+
+
+def test_numpy_second_derivative_is_wrong_without_the_decorator_and_raises_with_it():
+    """Without the decorator the NumPy backward gives a wrong second derivative, silently; with it, the
+    same computation raises (grad_output = 2x^3 has a history)."""
+    assert "second derivative: tensor([ 18., 288.])" in claim(L7, "l7-once-wrong").stdout
+    error = claim(L7, "l7-once-raises").error
+    assert "trying to differentiate twice a function that was marked with @once_differentiable" in str(error)
+
+
+def test_once_differentiable_is_silent_when_no_grad_output_has_history():
+    """x * w under the decorator, differentiated from a plain sum with create_graph: gx has no history
+    and w.grad is [6, 8] instead of [12, 16]; gradgradcheck reports w's second derivatives as zeros."""
+    outcome = claim(L7, "l7-once-silent")
+    assert "gx: tensor([3., 4.]) | gx.requires_grad: False" in outcome.stdout
+    assert "w.grad: tensor([6., 8.]) | right answer, 4w: tensor([12., 16.])" in outcome.stdout
+    assert "gradgradcheck: Jacobian mismatch for output 0 with respect to input 1" in outcome.stdout
+
+
+def test_two_reverse_passes_give_a_jacobian_vector_product():
+    """Forward mode needs a jvp, but the double-vjp trick gives J v = exp(x) v from backward alone."""
+    outcome = claim(L7, "l7-double-vjp")
+    assert "You must implement the jvp function" in str(outcome.error)
+    assert "J v from two reverse passes: tensor([1.0000, 2.7183], dtype=torch.float64)" in outcome.stdout
+
+
+def test_custom_op_results_may_not_alias_inputs_unless_the_schema_says_so():
+    """custom_op refuses an input returned as is; a schema with an alias annotation allows a view."""
+    out = claim(L7, "l7-custom-op-alias").stdout
+    assert "custom_op: The output of this custom operator (1) must not also be an input" in out
+    assert "first_row shares x's memory: True" in out and "'test_schema': 'SUCCESS'" in out
+
+
+def test_autocast_needs_custom_fwd_and_custom_bwd():
+    """Under autocast, a backward without custom_bwd runs with autocast off and meets bfloat16 against
+    float32; with the decorators it runs under forward's state; with cast_inputs, in float32; and the
+    decorators need forward(ctx, ...)."""
+    outcome = claim(L7, "l7-amp")
+    assert "expected m1 and m2 to have the same dtype" in str(outcome.error)
+    assert "backward: autocast on: False | grad_output: torch.bfloat16" in outcome.stdout
+    assert "AutocastMatMul: out torch.bfloat16\nbackward: autocast on: True" in outcome.stdout
+    assert "Float32MatMul: out torch.float32\nbackward: autocast on: False | grad_output: torch.float32" in outcome.stdout
+    assert "AttributeError: 'SplitMatMulBackward' object has no attribute '_fwd_used_autocast'" in outcome.stdout
