@@ -330,3 +330,13 @@ def test_autocast_needs_custom_fwd_and_custom_bwd():
     assert "AutocastMatMul: out torch.bfloat16\nbackward: autocast on: True" in outcome.stdout
     assert "Float32MatMul: out torch.float32\nbackward: autocast on: False | grad_output: torch.float32" in outcome.stdout
     assert "AttributeError: 'SplitMatMulBackward' object has no attribute '_fwd_used_autocast'" in outcome.stdout
+
+
+def test_checkpoint_cannot_free_a_tensor_kept_on_ctx():
+    """Under torch.utils.checkpoint, an intermediate saved with save_for_backward is freed after forward,
+    one kept as a ctx attribute stays; both gradients are right."""
+    assert claim(L6, "l6-checkpoint-escape").stdout == (
+        "save_for_backward: 2 * X still in memory after forward: False\n"
+        "                   gradient right: True\n"
+        "attribute        : 2 * X still in memory after forward: True\n"
+        "                   gradient right: True\n")
