@@ -8,7 +8,7 @@ import pytest
 
 from autograder import check
 from autograder.assignments import ASSIGNMENTS, find_problem
-from tests.wrong_functions import CASES, HEADER
+from tests.wrong_functions import CASES, HEADER, RIGHT_GRADCHECK
 
 
 def run_check(problem: str, source: str):
@@ -39,6 +39,7 @@ def test_right_functions_pass_everything():
     exec(HEADER + CASES[4][1].replace("input1.abs() * input2.sign(), grad_output * input1.sign() * input2.abs()",
                                       "input1.sign() * input2.abs(), grad_output * input1.abs() * input2.sign()"),
          namespace)
+    exec(HEADER + RIGHT_GRADCHECK, namespace)  # noqa: S102
     namespace["check"] = check
     for assignment in ASSIGNMENTS.values():
         for problem in assignment.problems:

@@ -33,7 +33,7 @@ class Sinh(Function):
     @staticmethod
     def forward(ctx, x):
         expx, expnegx = torch.exp(x), torch.exp(-x)
-        ctx.expx, ctx.expnegx = expx, expnegx  # stashed on ctx: invisible to double backward
+        ctx.expx, ctx.expnegx = expx, expnegx  # intermediates: no history for double backward, however kept
         return (expx - expnegx) / 2, expx, expnegx
 
     @staticmethod
