@@ -7,7 +7,7 @@
 - Gather: an integer index tensor (passed as it is, never differentiated) and a keyword argument;
 - RoundSTE: a straight-through estimator, whose gradient is not the derivative of its forward, so
   gradcheck is not asked, and the gradient is worth more points;
-- LogSumExp: a tolerance of its own, for answers computed through another, equivalent formula.
+- SmoothMax (log-sum-exp): a tolerance of its own, for answers computed through another, equivalent formula.
 
 Each check may carry a sentence of the instructor's own (hints), added to what a student reads when
 that check fails.
@@ -56,8 +56,8 @@ def logsumexp(x, dim=-1):
     return torch.logsumexp(x, dim=dim)
 
 
-LOGSUMEXP = Problem(
-    name="LogSumExp",
+SMOOTH_MAX = Problem(
+    name="SmoothMax",
     summary="forward(ctx, x, dim=-1) = log(sum(exp(x), dim)), computed stably",
     reference=logsumexp,
     cases=(Case((TensorSpec((3, 4), low=-5.0, high=5.0),)), Case((TensorSpec((2, 6), low=-5.0, high=5.0),), {"dim": 0})),
@@ -65,4 +65,4 @@ LOGSUMEXP = Problem(
     hints={"forward": "Subtract the largest entry before exp, then add it back after log."},
 )
 
-add_assignment(Assignment("indexing", "08-indexing", (GATHER, ROUND_STE, LOGSUMEXP)))
+add_assignment(Assignment("indexing", "08-indexing", (GATHER, ROUND_STE, SMOOTH_MAX)))

@@ -28,7 +28,7 @@ class RoundSTE(Function):
         return grad_output
 
 
-class LogSumExp(Function):
+class SmoothMax(Function):
     @staticmethod
     def forward(ctx, x, dim=-1):
         top = x.max(dim=dim, keepdim=True).values

@@ -227,7 +227,7 @@ def test_example_validates_and_its_solution_scores_full_marks():
     (docs/authoring_solution.py, as a student hands it in) scores full marks in process?"""
     load_extra(EXAMPLE)
     assignment = find_assignment("indexing")
-    assert [p.name for p in assignment.problems] == ["Gather", "RoundSTE", "LogSumExp"]
+    assert [p.name for p in assignment.problems] == ["Gather", "RoundSTE", "SmoothMax"]
     validate(assignment)
     namespace = {}
     exec(compile(SOLUTION.read_text(), str(SOLUTION), "exec"), namespace)  # noqa: S102 - the repository's file
@@ -252,7 +252,7 @@ def test_example_goes_from_file_to_gradescope_archive(tmp_path):
     run("grade", "--assignment", "indexing", "--extra", EXAMPLE, "--out", out, "--quiet", SOLUTION)
     result = json.loads((out / "authoring_solution" / "results.json").read_text())
     assert result["score"] == 25 and all(t["status"] == "passed" for t in result["tests"])
-    assert (out / "grades.csv").read_text() == ("submission,score,max_score,Gather,RoundSTE,LogSumExp\n"
+    assert (out / "grades.csv").read_text() == ("submission,score,max_score,Gather,RoundSTE,SmoothMax\n"
                                                 "authoring_solution,25,25,9,7,9\n")
     archive = tmp_path / "indexing.zip"
     assert "for indexing (3 problems, 25 points, 0 hidden check(s)" in run(
