@@ -211,7 +211,7 @@ def verdicts_for(assignment: Assignment, outcome: Outcome, seed: int) -> list[Ch
 
 # -- nothing of the instructor's machine on a student's page ------------------------------------------
 
-_TEMPORARY = re.compile(r"(?:/[^/\s'\"<>]+)*/autograder-(?:unzip-)?[A-Za-z0-9_-]+/")
+_TEMPORARY = re.compile(r"(?:/[^/\s'\"<>]+)*/autograder-\d+-[A-Za-z0-9_-]+/")  # workers' and zips' folders
 
 
 class Private:

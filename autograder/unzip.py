@@ -35,7 +35,7 @@ MAX_DEPTH = 2  # a class zip holding students' zips, no deeper
 MAX_ZIP_BYTES = 8 * 1024**3  # a zip file itself
 KEPT_SUFFIXES = (".ipynb", ".py", ".zip")
 KEPT_NAMES = ("submission_metadata.yml",)
-TEMP_PREFIX = "autograder-unzip-"
+TEMP_PREFIX = "autograder-{pid}-unzip-"  # as a worker's folder: swept once this grader is gone, even if killed
 
 
 class ZipRefused(ValueError):
@@ -84,7 +84,15 @@ def unpack(path: Path, into: Path | None = None, depth: int = 1, budget: list[in
     """Unpacks the zip at path into a new folder (under `into`, else the system's temporary folder).
     Raises ZipRefused when the file is not a zip that can be read at all."""
     budget = budget if budget is not None else [MAX_TOTAL_BYTES]
-    folder = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=into))
+    folder = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX.format(pid=os.getpid()), dir=into))
+    try:
+        return _unpack(path, folder, depth, budget)
+    except BaseException:
+        remove(folder)
+        raise
+
+
+def _unpack(path: Path, folder: Path, depth: int, budget: list[int]) -> Unpacked:
     result = Unpacked(folder)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)

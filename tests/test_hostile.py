@@ -359,7 +359,7 @@ def test_writing_into_the_output_folder_changes_nothing(batch):
     assert_scores_like(batch, "write_output", "control_wrong")
     page = batch.page("write_output")
     assert "could not write" in page and "WROTE" not in page
-    assert sorted(p.name for p in batch.out.iterdir()) == sorted(batch.submissions + ["grades.csv"])
+    assert sorted(p.name for p in batch.out.iterdir()) == sorted(batch.submissions + ["grades.csv", "report.html"])
     for folder in batch.out.iterdir():
         if folder.is_dir():
             assert sorted(p.name for p in folder.iterdir()) == ["feedback.html", "results.json"]

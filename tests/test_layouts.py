@@ -154,9 +154,9 @@ def test_zips_of_each_layout_give_the_same_ids(layouts, tmp_path, inside):
     """Does a zip of each layout, with its files at the top or inside one folder, give the same ids and
     files, the temporary folders removed afterwards?"""
     zips = [zipped(folder, tmp_path / f"{name}.zip", inside) for name, folder in layouts.items()]
-    before = set(Path("/tmp").glob("autograder-unzip-*"))
+    pattern = f"autograder-{os.getpid()}-unzip-*"
     assert found(zips) == EXPECTED
-    assert set(Path("/tmp").glob("autograder-unzip-*")) <= before
+    assert list(Path("/tmp").glob(pattern)) == []
 
 
 def test_a_students_zip_in_a_folder_is_that_student(tmp_path):
@@ -277,6 +277,7 @@ def test_a_file_that_is_not_a_zip_is_a_clear_error(tmp_path):
     (tmp_path / "class" / "mallory.zip").write_text("not a zip")
     with pytest.raises(NoSubmissions, match="is not a zip file the grader can read"):
         load([tmp_path / "class" / "mallory.zip"])
+    assert list(Path("/tmp").glob(f"autograder-{os.getpid()}-unzip-*")) == []
     (sub,) = load([tmp_path / "class"])
     assert sub.id == "mallory" and "is not a zip file" in sub.error
 
@@ -391,8 +392,10 @@ def test_results_never_hold_the_instructors_paths(tmp_path):
     private = Private([tmp_path / "submissions", tmp_path / "out"])
     text = (f'File "{tmp_path}/submissions/alice/helpers.py", line 3\n'
             f'File "/tmp/autograder-123-abc_d/helpers.py", line 4\n'
+            f'File "/tmp/autograder-123-unzip-x1/alice/nb.py", line 5\n'
             f'File "{sys.prefix}/lib/python3.11/site-packages/torch/autograd/function.py", line 5\n'
             f"{os.path.expanduser('~')}/notes.txt")
     cleaned = private(text)
     assert str(tmp_path) not in cleaned and "/tmp/autograder-" not in cleaned and sys.prefix not in cleaned
     assert '"alice/helpers.py"' in cleaned and '"helpers.py", line 4' in cleaned and "<python>/lib" in cleaned
+    assert '"alice/nb.py", line 5' in cleaned
