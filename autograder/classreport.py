@@ -55,13 +55,14 @@ def summarize(problems: list[str], rows: list[tuple[str, dict]]) -> dict:
         status = extra.get("status", "graded")
         totals.append(result["score"])
         scores = Counter()
-        for test in result.get("tests", []):
-            problem, _, check = test["name"].partition(": ")
-            scores[problem] += test["score"]
-            entry = checks.setdefault(test["name"], {"problem": problem, "check": check, "passed": 0, "failed": 0,
-                                                     "hidden": test.get("visibility") == "hidden"})
-            entry["passed" if test["status"] == "passed" else "failed"] += 1
-            if test["status"] == "passed" or status in NOT_LOADED:
+        for test in result.get("tests", []):  # a result that could not be written holds names and scores only
+            problem, _, check = str(test.get("name", "")).partition(": ")
+            scores[problem] += test.get("score", 0)
+            passed = test.get("status", "passed" if test.get("score") else "failed") == "passed"
+            entry = checks.setdefault(test.get("name", ""), {"problem": problem, "check": check, "passed": 0,
+                                                             "failed": 0, "hidden": test.get("visibility") == "hidden"})
+            entry["passed" if passed else "failed"] += 1
+            if passed or status in NOT_LOADED:
                 continue
             text = cause_of(test.get("output", ""))
             cause = causes.setdefault((problem, text), Cause(problem, text, hidden=entry["hidden"]))
