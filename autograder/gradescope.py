@@ -485,9 +485,10 @@ def world_readable(path: Path) -> bool:
         return False
 
 
-def prepare(root: Path) -> tuple[Settings, object]:
+def prepare(root: Path, validated: bool = True) -> tuple[Settings, object]:
     """Reads the settings and loads the assignment (with any private extension files), validated
-    (validate.py: raises InvalidAssignment naming the problem and the cause)."""
+    (validate.py: raises InvalidAssignment naming the problem and the cause). run_autograder skips the
+    validation: setup.sh's check did it once for the image."""
     from autograder.assignments import ORIGINS, find_assignment, load_extra
     from autograder.validate import validate
 
@@ -496,7 +497,8 @@ def prepare(root: Path) -> tuple[Settings, object]:
     for name in settings.extra:
         load_extra(source / name)
     assignment = find_assignment(settings.assignment)
-    validate(assignment, settings.seed, ORIGINS)
+    if validated:
+        validate(assignment, settings.seed, ORIGINS)
     return settings, assignment
 
 
@@ -519,7 +521,7 @@ def run(root: Path) -> int:
     started = time.monotonic()
     results_path = root / "results" / "results.json"
     try:
-        settings, assignment = prepare(root)
+        settings, assignment = prepare(root, validated=False)
         close_grader_files(root)
         import autograder
         from autograder.batch import Private, failed_everywhere, problem_jobs, verdicts_for

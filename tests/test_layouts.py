@@ -399,3 +399,24 @@ def test_results_never_hold_the_instructors_paths(tmp_path):
     assert str(tmp_path) not in cleaned and "/tmp/autograder-" not in cleaned and sys.prefix not in cleaned
     assert '"alice/helpers.py"' in cleaned and '"helpers.py", line 4' in cleaned and "<python>/lib" in cleaned
     assert '"alice/nb.py", line 5' in cleaned
+
+
+def test_an_unreadable_file_is_named_without_the_instructors_path(tmp_path, monkeypatch):
+    """Does a file the grader may not open become that submission's error naming the file only (never the
+    folder it lies in on the instructor's machine), marked unreadable so that the instructor is told?"""
+    from autograder import loader
+
+    folder = tmp_path / "home" / "prof" / "course"
+    (folder / "alice").mkdir(parents=True)
+    (folder / "alice" / "hw.ipynb").write_text("{}")
+    real_open = os.open
+
+    def denied(path, *args, **kwargs):
+        if str(path).endswith("hw.ipynb"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(loader.os, "open", denied)
+    (sub,) = load([folder])
+    assert sub.unreadable and sub.error == "hw.ipynb could not be read (Permission denied)."
+    assert str(tmp_path) in sub.where  # for the instructor's list only
