@@ -80,6 +80,11 @@ def error_cause(error: dict, view: Judging, case: CaseView) -> tuple[str, str]:
         how = ": it looks transposed." if got[::-1] == want and got != want else \
             f": each gradient must have the shape of its input ({name}.shape)."
         return f"backward returned a gradient of shape [{match[2]}] for {name}, whose shape is [{match[3]}]{how}", details
+    if kind == "IndexError" and any("needs_input_grad[" in str(f.get("code", "")) for f in error.get("frames") or []):
+        return ("ctx.needs_input_grad has one entry per argument given to apply, so when an optional argument is "
+                "left out it is shorter, and reading the flag of that argument fails (IndexError). Test the argument "
+                "first (if bias is not None and ctx.needs_input_grad[2]).").replace(
+                    "bias", _optional_name(view)), details
     if "element 0 of tensors does not require grad and does not have a grad_fn" in message:
         return ("backward's result has no autograd history: it was computed with values autograd cannot follow "
                 "(torch.no_grad(), .detach(), .item(), NumPy, or a new tensor built from numbers)."), details
@@ -90,9 +95,16 @@ def error_cause(error: dict, view: Judging, case: CaseView) -> tuple[str, str]:
     return explain_error(error), details
 
 
+def _optional_name(view: Judging) -> str:
+    optional = (view.data.get("names") or {}).get("optional") or []
+    return next((n for n in optional if isinstance(n, str) and n.isidentifier()), "bias")
+
+
 def _first_line(message: str) -> str:
+    """The message's first line, without advice of PyTorch's that is wrong for a learner here."""
     lines = message.strip().splitlines()
-    return lines[0][:200] if lines else ""
+    line = lines[0][:200] if lines else ""
+    return line.replace(" Use tensor.detach().numpy() instead.", "")
 
 
 def _count_cause(view: Judging, case: CaseView, expected: int, got: int) -> str:
@@ -125,12 +137,13 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
     if swapped:
         return swapped, 0
     s2, r2 = [_t(x) for x in mine2], [_t(x) for x in right2]
-    if all(_close(a, b) for a, b in zip(s, s2)) and not all(_close(a, b) for a, b in zip(r, r2)):
-        k = next(k for k in range(len(r)) if not _close(s[k], r[k]))
-        return (f"backward returns the same gradient whatever {g} it is given: it never uses {g}. By the chain "
-                f"rule, the gradient with respect to {names[k]} is {g} carried back through forward "
-                f"({g} times the derivative): multiply by {g}."), k
     k = next((k for k in range(len(s)) if not _close(s[k], r[k])), 0)
+    if _close(s[k], s2[k]) and not _close(r[k], r2[k]):
+        every = len(s) > 1 and all(_close(a, b) for a, b in zip(s, s2))
+        which = "" if len(s) == 1 or every else f"for {names[k]} "
+        return (f"backward returns the same gradient {which}whatever {g} it is given: it never uses {g}. By the "
+                f"chain rule, the gradient with respect to {names[k]} is {g} carried back through forward ({g} "
+                f"times the derivative): multiply by {g}."), k
     what = f"The gradient with respect to {names[k]}"
     if view.problem.elementwise:
         said = _elementwise_cause(view, case, k, s[k], r[k], what)
@@ -140,6 +153,10 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
     if said and "differs from the right one everywhere" in said and view.problem.derivative:
         said += f" The derivative of {view.lookup} is {view.problem.derivative}."
     return said or f"{what} differs from the right one.", k
+
+
+def _bracket(view: Judging) -> str:
+    return f" (the derivative is {view.problem.derivative})" if view.problem.derivative else ""
 
 
 def _derivative_text(view: Judging) -> str:
@@ -169,13 +186,6 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
             return None  # a constant factor or the sign: diagnose says it
     inputs = case.inputs
     y = _t(case.ref["output"]["values"])
-    candidates = [(f"{n}, the input", x.reshape(-1)) for n, x in zip(case.tensor_names, inputs)]
-    candidates.append(("forward's output", y))
-    candidates.append(("1 (it returns grad_output unchanged)", torch.ones_like(dr)))
-    for text, value in candidates:
-        if value.shape == ds.shape and _close(ds, value) and not _close(dr, value):
-            return (f"{what} is {g} times {text}, which is not the derivative here{_derivative_text(view)}. "
-                    f"Multiply {g} by the derivative.")
     terms = [(t.text, t.value(*inputs).reshape(-1).to(torch.float64)) for t in view.problem.terms]
     if terms and all(value.shape == ds.shape for _, value in terms):
         total = sum(value for _, value in terms)
@@ -184,18 +194,28 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
                 return f"{what} has the term {text} with the wrong sign{_derivative_text(view)}."
             if len(terms) > 1 and _close(ds, total - value):
                 return f"{what} is missing the term {text}{_derivative_text(view)}."
+    flat = [(n, x.reshape(-1)) for n, x in zip(case.tensor_names, inputs)]
     factors = []
-    for n, x in zip(case.tensor_names, inputs):
-        x = x.reshape(-1)
+    for n, x in flat:
         factors += [(n, x), (f"{n}.abs()", x.abs()), (f"{n}.sign()", x.sign())]
-    factors += [("forward's output", y), ("2", torch.full_like(dr, 2.0))]
+    for i, (a, xa) in enumerate(flat):
+        for b, xb in flat[i + 1:]:
+            factors.append((f"({a} * {b}).sign()", (xa * xb).sign()))
+    factors.append(("forward's output", y))
     for text, f in factors:
-        if f.shape != ds.shape:
+        if f.shape != ds.shape or _close(f, torch.ones_like(f)):
             continue
-        if _close(ds * f, dr) and not _close(f, torch.ones_like(f)):
-            return f"{what} lacks a factor {text}: the right gradient is yours times {text}{_derivative_text(view)}."
-        if _close(ds, dr * f) and not _close(f, torch.ones_like(f)):
-            return f"{what} has an extra factor {text}{_derivative_text(view)}."
+        if _close(ds * f, dr):
+            return f"{what} lacks a factor {text}: the right gradient is yours times {text}{_bracket(view)}."
+        if _close(ds, dr * f):
+            return f"{what} has an extra factor {text}{_bracket(view)}."
+    candidates = [(f"{n}, the input", x) for n, x in flat]
+    candidates.append(("forward's output", y))
+    candidates.append(("1 (it returns grad_output unchanged)", torch.ones_like(dr)))
+    for text, value in candidates:
+        if value.shape == ds.shape and _close(ds, value) and not _close(dr, value):
+            return (f"{what} is {g} times {text}, which is not the derivative here{_derivative_text(view)}. "
+                    f"Multiply {g} by the derivative.")
     return None
 
 

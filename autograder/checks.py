@@ -299,6 +299,9 @@ def judge_gradcheck(view: Judging) -> Finding | None:
                                                     ("finite differences", (v @ numeric[k]).tolist())],
                                              f"the gradient with respect to {name}")]
                     break
+        if said and "gradient" in view.failed and not _float32_forward(case) and _forward_right(case):
+            said = (f"backward does not compute the derivative of forward: finite differences of your forward "
+                    f"disagree with it, as the reference does (the cause is told under gradient).")
         if not said:
             for analytical, numerical in projections.gradcheck_pairs(vjps, fd, d):
                 if not projections.close(analytical, numerical, GRADCHECK_RTOL, GRADCHECK_ATOL):
@@ -315,6 +318,10 @@ def judge_gradcheck(view: Judging) -> Finding | None:
         if found:
             return found
     return None
+
+
+def _forward_right(case) -> bool:
+    return projections.all_close(case.measured["output"]["values"], case.ref["output"]["values"])
 
 
 def _float32_forward(case) -> bool:
@@ -339,16 +346,18 @@ def _judge_extra_outputs(view: Judging, case) -> Finding | None:
         analytical = sum(projections.dot(g, u) for g, u in zip(vjp, d.u))
         numerical = projections.dot(d.v, fd)
         if not projections.close(analytical, numerical, GRADCHECK_RTOL, GRADCHECK_ATOL):
-            ignored = all(x == 0 for g in vjp for x in g)
-            how = (f"backward ignores {param}, the gradient arriving at output {j} of "
-                   f"{view.problem.all_outputs}.forward" if ignored else
-                   f"backward's use of {param}, the gradient arriving at output {j} of "
-                   f"{view.problem.all_outputs}.forward, is wrong")
-            return fail(case.where + f"{how}: gradcheck tests every output, and with a gradient on output {j} "
-                                     f"backward gives vᵀJu = {analytical:.6g} where finite differences give "
-                                     f"{numerical:.6g}. Add {param} times the derivative of output {j} to the "
-                                     f"gradient backward returns: in a first backward it is zero, but it carries "
-                                     f"the second derivatives.")
+            arriving = f"{param} (the gradient arriving at output {j} of {view.problem.all_outputs}.forward)"
+            if all(x == 0 for g in vjp for x in g):
+                how = f"backward ignores {arriving}"
+            elif projections.close(analytical, -numerical, GRADCHECK_RTOL, GRADCHECK_ATOL):
+                how = f"backward adds the term of {arriving} with the wrong sign"
+            else:
+                how = f"backward's term of {arriving} is wrong"
+            return fail(case.where + f"{how}: gradcheck tests every output, and with a gradient on output {j} only, "
+                                     f"backward gives vᵀJu = {analytical:.6g} where finite differences of forward "
+                                     f"give {numerical:.6g}. The gradient backward returns must include {param} "
+                                     f"times the derivative of output {j}: zero in a first backward, that term "
+                                     f"carries the second derivatives.")
     return None
 
 

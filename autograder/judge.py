@@ -289,6 +289,7 @@ class Judging:
         self.names = self._learner_names()
         self.says = data.get("torch_says", {}) if isinstance(data.get("torch_says"), dict) else {}
         self.cases = [self._case(i, c, r) for i, (c, r) in enumerate(zip(data.get("cases", []), reference["cases"]))]
+        self.failed: dict[str, Any] = {}  # the checks that failed so far, in report order
 
     @property
     def lookup(self) -> str:
@@ -427,11 +428,13 @@ def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: V
         verdicts.fail_all(f"No measurement of {problem.lookup} came back.")
         return
     view = Judging(problem, data, reference, seed)
+    view.failed = verdicts.failures
     for check in ("gradcheck", "gradgradcheck"):
         if view.says.get(check):
             passed[check] = torch_words(check, view.says[check])
     finished = data.get("parts", PARTS)
     shown: set[str] = set()  # tracebacks already shown: one per failure
+    told: dict[str, str] = {}
     for name in problem.checks:
         check = checks.BY_NAME[name]
         unmet = [r for r in check.requires if r in verdicts.failures]
@@ -448,8 +451,13 @@ def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: V
             continue
         if found.passed:
             verdicts.notes[name] = found.message
-        else:
-            verdicts.fail(name, found.message, found.details, found.figures)
+            continue
+        details = found.details
+        if details and details in told and "Traceback" in details:
+            details = f"(The traceback is shown under {told[details]}.)"
+        elif details:
+            told.setdefault(details, name)
+        verdicts.fail(name, found.message, details, found.figures)
 
 
 def _blocked_finding(view: Judging, check, shown: set[str]) -> Finding | None:

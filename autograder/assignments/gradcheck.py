@@ -31,7 +31,7 @@ SOMETHING = Problem(
     saves=True,
     solution=Something,
     elementwise=True,
-    derivative="sign(u * v) times the other input, for inputs u and v",
+    derivative="the sign of input1 * input2 times the other input",
 )
 
 ASSIGNMENT = Assignment("gradcheck", "04-gradcheck", (SOMETHING,), preload=("matplotlib.pyplot",))
