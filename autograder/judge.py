@@ -493,6 +493,7 @@ def _unfinished(problem: Problem, data: dict, part: str) -> str:
     said = {"forward": f"calling {problem.lookup}", "backward": "its backward",
             "second": "differentiating its backward (second derivatives)", "torch": "gradcheck",
             "extra": "the checks of this lesson's APIs"}[part]
-    limit = data.get("timed_out") or "in time"
-    return (f"Grading stopped while measuring {said}: it did not finish {limit} (an endless loop, or a wait that "
-            f"never ends). The checks measured before it are graded as usual.")
+    how = str(data.get("stopped") or "in time")[:300]
+    if how.startswith("within"):
+        how = f"it did not finish {how} (an endless loop, or a wait that never ends)"
+    return f"Grading stopped while measuring {said}: {how}. The checks measured before it are graded as usual."

@@ -20,6 +20,9 @@ class Submission:
     cells: list[str] = field(default_factory=list)
     error: str = ""
     sha256: str = ""
+    # The code cells (indices into `cells`) the lesson itself expects to raise: tagged raises-exception,
+    # as the "What goes wrong here?" exercises are. Their errors are not the student's to fix.
+    expected_errors: list[int] = field(default_factory=list)
 
 
 class NoSubmissions(ValueError):
@@ -83,6 +86,28 @@ def read_cells(path: Path) -> list[str]:
     return [s for s in (strip_magics(src) for src in sources) if s is not None]
 
 
+def expected_errors(path: Path) -> list[int]:
+    """The code cells of a notebook tagged raises-exception, numbered as read_cells numbers them."""
+    if path.suffix != ".ipynb":
+        return []
+    try:
+        cells = json.loads(path.read_bytes())["cells"]
+        found, index = [], 0
+        for cell in cells:
+            if cell.get("cell_type") != "code":
+                continue
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            if strip_magics(source) is None:
+                continue
+            tags = (cell.get("metadata") or {}).get("tags") or []
+            if isinstance(tags, list) and "raises-exception" in tags:
+                found.append(index)
+            index += 1
+        return found
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return []
+
+
 def load(paths: list[Path]) -> list[Submission]:
     files = discover(paths)
     subs = []
@@ -91,6 +116,7 @@ def load(paths: list[Path]) -> list[Submission]:
         try:
             sub.sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
             sub.cells = read_cells(path)
+            sub.expected_errors = expected_errors(path)
         except (OSError, ValueError) as error:
             sub.error = str(error)
         subs.append(sub)

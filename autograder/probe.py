@@ -80,7 +80,7 @@ _MISSING = object()
 _BUILTIN_NAMES = frozenset(vars(builtins))
 # Modules whose globals the measurements (and the worker's messages) depend on, patched back before use.
 _PROTECTED_PREFIXES = ("autograder", "torch.autograd", "json", "traceback", "linecache", "random",
-                       "torch.utils._python_dispatch")
+                       "torch.utils._python_dispatch", "torchviz", "graphviz")
 _PROTECTED_MODULES = {"torch", "torch._tensor", "torch.functional", "torch.overrides", "torch._C",
                       "torch._C._autograd", "torch._ops", "torch.library", "builtins", "os", "posix", "sys",
                       "types", "functools", "operator", "math", "copy", "contextlib", "resource", "signal",

@@ -34,7 +34,8 @@ from autograder.sandbox.confine import (
 
 # Modules every lesson's notebook imports: loaded once here so that each forked worker has them
 # (an assignment adds its lesson's own, Assignment.preload).
-PRELOAD = ("numpy", "torch.nn", "torch.nn.functional", "torch.autograd.function", "torch.optim", "graphviz")
+PRELOAD = ("numpy", "torch.nn", "torch.nn.functional", "torch.autograd.function", "torch.optim", "graphviz",
+           "torchviz")
 PAYLOAD = "payload.json"
 MAX_REQUEST = 1 << 16
 
