@@ -256,6 +256,7 @@ def second_cause(view: Judging, case: CaseView, analytical: torch.Tensor, numeri
     said = explain(part(analytical, j), part(numerical, j), (sizes[j],), names[j], about, rtol=rtol, atol=atol)
     if said:
         said = said.replace("the right one", "finite differences of backward")
+        said = said.replace(" (as the 2 in d(x²)/dx = 2x)", "")
     return said or f"{about} differs from finite differences of backward.", j
 
 

@@ -66,13 +66,22 @@ def _graphs(view: Judging) -> list[Figure]:
     mine, right = view.data.get("graph"), view.reference.get("graph")
     if not isinstance(mine, dict):
         return []
+    if isinstance(right, dict):
+        right = _relabelled(right, view.reference.get("names") or [], view.names)
     return [Figure("graphs", "The graph of backward, built with create_graph=True and drawn by torchviz: yours, "
                              "then the reference's", [("yours", mine), ("reference", right)])]
 
 
-def _values(case, key: str = "values") -> list[float]:
-    (values,) = _lists([case.measured["output"][key]], [len(case.measured["output"][key])])
-    return values
+def _relabelled(graph: dict, old: list[str], new: list[str]) -> dict:
+    """The reference's graph with its tensors named as the learner named them."""
+    names = {}
+    for a, b in zip(old, new):
+        names[a], names[f"grad_{a}"] = b, f"grad_{b}"
+    nodes = []
+    for node, label, kind in graph.get("nodes", []):
+        head, sep, rest = str(label).partition("\n")
+        nodes.append([node, names.get(head, head) + sep + rest if kind != "op" else label, kind])
+    return dict(graph, nodes=nodes)
 
 
 # -- is a Function, forward ---------------------------------------------------------------------------

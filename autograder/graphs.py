@@ -70,7 +70,11 @@ class _Recorder:
     def node(self, name, label=None, fillcolor=None, **attrs) -> None:
         name = str(name)
         self._see(name)
-        self.nodes[name] = (str(label if label is not None else name), KINDS.get(fillcolor or "", "op"))
+        kind = KINDS.get(fillcolor or "", "op")
+        label = str(label if label is not None else name)
+        if kind == "saved" and label.startswith("\n"):
+            label = "saved" + label  # an unnamed tensor that save_for_backward keeps
+        self.nodes[name] = (label, kind)
 
     def edge(self, tail, head, dir=None, style=None, **attrs) -> None:
         tail, head = str(tail), str(head)
@@ -135,10 +139,12 @@ def graph_of(show_saved: bool = False, **tensors) -> Graph:
         variable = getattr(fn, "variable", None)
         if isinstance(variable, torch.Tensor):
             drawn.add(id(variable))
+    used = {n for n, _, _ in graph.nodes}
     for name, t in tensors.items():
         if t.grad_fn is None and id(t) not in drawn:
-            graph.nodes.append((f"n{len(graph.nodes)}", f"{name}\n {_shape(t)}",
-                                "leaf" if t.requires_grad else "constant"))
+            node = next(f"n{i}" for i in range(len(used) + 1) if f"n{i}" not in used)
+            used.add(node)
+            graph.nodes.append((node, f"{name}\n {_shape(t)}", "leaf" if t.requires_grad else "constant"))
     return graph
 
 

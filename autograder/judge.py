@@ -135,13 +135,14 @@ def reference_data(problem: Problem, seed: int = 0) -> dict:
     of the problem's `solution` (a Function written as the exercise asks) where there is one."""
     obj = SimpleNamespace(apply=problem.reference) if problem.kind == "function" else problem.reference
     cases = _encoded(problem, seed)
-    graph = None
+    graph, names = None, input_names(problem)
     if problem.solution is not None:
-        names = input_names(problem)
+        names = probing.learner_names(problem, problem.solution, {}).get("forward") or names
         graph = probing.backward_graph(problem, problem.solution, cases[0], names)
     if graph is None:
-        graph = probing.backward_graph(problem, obj, cases[0], input_names(problem))
-    return {"cases": [probing.reference_case(problem, obj, c) for c in cases], "graph": graph}
+        names = input_names(problem)
+        graph = probing.backward_graph(problem, obj, cases[0], names)
+    return {"cases": [probing.reference_case(problem, obj, c) for c in cases], "graph": graph, "names": names}
 
 
 def _sizes(encoded: list[Any]) -> list[int]:

@@ -1048,10 +1048,12 @@ def backward_graph(problem, obj, encoded: list[Any], names: list[str] | None = N
         tensors = [(label, a) for label, a in zip(labels, args) if _is_tensor(a)]
         if len(tensors) == 1 and not names:
             tensors = [("x", tensors[0][1])]
-        out = _view(_call(problem, obj, args))
+        raw = _call(problem, obj, args)
+        out = raw if _T.type(raw) is _T.Tensor else _view(raw)  # a plain tensor is drawn as it is: no alias
         grads = _grad(out, [t for _, t in tensors], _make(list(out.shape), [1.0] * out.numel(), False),
                       create_graph=True, allow_unused=True)
-        named = {f"grad_{label}": _view(g) for (label, _), g in zip(tensors, grads) if g is not None}
+        named = {f"grad_{label}": g if _T.type(g) is _T.Tensor else _view(g)
+                 for (label, _), g in zip(tensors, grads) if g is not None}
         named.update({label: t for label, t in tensors})
         named["out"] = out
         return graph_of(**named).to_dict()
