@@ -14,7 +14,7 @@ from autograder.loader import Submission, load
 from autograder.probe import explain_plan, with_explanation
 from autograder.render import feedback_page
 from autograder.report import grades_csv, read_results, results_json, write_atomic
-from autograder.sandbox import Limits, Measure, Outcome, Pool, Task
+from autograder.sandbox import Limits, Measure, Outcome, Pool, Server, Task
 
 
 class UsageError(ValueError):
@@ -80,11 +80,12 @@ def problem_jobs(assignment: Assignment, seed: int) -> list[Measure]:
             for p in assignment.problems]
 
 
-def pool_for(assignment: Assignment, limits: Limits, workers: int | None) -> Pool:
-    """A pool whose clean parent has the lesson's modules and checks warmed up (started at once: its
-    interpreter loads while the grader reads the submissions and measures the references)."""
+def pool_for(assignment: Assignment, limits: Limits, workers: int | None, server: Server | None = None) -> Pool:
+    """A pool whose clean parent has the lesson's modules and checks warmed up (started at once, if the
+    caller has not started it earlier: its interpreter loads while the grader reads the submissions and
+    measures the references)."""
     extra = {check for problem in assignment.problems for check in problem.extra_checks}
-    return Pool(limits, workers, assignment.preload, tuple(extra))
+    return Pool(limits, workers, assignment.preload, tuple(extra), server)
 
 
 def drop_expected_errors(sub: Submission, outcome: Outcome) -> Outcome:
@@ -193,10 +194,11 @@ def _written(out: Path, assignment: Assignment, sub: Submission, results: list[C
 
 
 def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = False, workers: int | None = None,
-          limits: Limits | None = None, seed: int = 0, progress: bool = True) -> list[Graded]:
+          limits: Limits | None = None, seed: int = 0, progress: bool = True,
+          server: Server | None = None) -> list[Graded]:
     """Grades every submission found in paths and writes the result files under out."""
     prepare_out(out)
-    pool = pool_for(assignment, limits or Limits(), workers)  # before anything about the class is read
+    pool = pool_for(assignment, limits or Limits(), workers, server)  # before anything about the class is read
     try:
         return _grade(pool, assignment, paths, out, force, seed, progress)
     finally:

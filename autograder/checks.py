@@ -309,8 +309,8 @@ def judge_gradcheck(view: Judging) -> Finding | None:
                                              f"the gradient with respect to {name}")]
                     break
         if said and "gradient" in view.failed and not _float32_forward(case) and _forward_right(case):
-            said = (f"backward does not compute the derivative of forward: finite differences of your forward "
-                    f"disagree with it, as the reference does (the cause is told under gradient).")
+            said = ("backward does not compute the derivative of forward: finite differences of your forward "
+                    "disagree with it, as the reference does (the cause is told under gradient).")
         if not said:
             for analytical, numerical in projections.gradcheck_pairs(vjps, fd, d):
                 if not projections.close(analytical, numerical, GRADCHECK_RTOL, GRADCHECK_ATOL):

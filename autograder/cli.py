@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import textwrap
 from pathlib import Path
@@ -115,6 +114,16 @@ def cmd_list(args) -> int:
 
 
 def cmd_grade(args) -> int:
+    from autograder.sandbox import Server
+
+    server = Server()  # the workers' clean parent, before torch, the extra files or a submission is loaded
+    try:
+        return _grade(args, server)
+    finally:
+        server.close()
+
+
+def _grade(args, server) -> int:
     from autograder.assignments import find_assignment
     from autograder.batch import UsageError, grade
     from autograder.loader import NoSubmissions
@@ -135,7 +144,7 @@ def cmd_grade(args) -> int:
         fail(f"--jobs must be at least 1, not {args.jobs}")
     try:
         graded = grade(assignment, args.submissions, args.out, args.force, args.jobs, limits, args.seed,
-                       progress=not args.quiet)
+                       progress=not args.quiet, server=server)
     except (UsageError, NoSubmissions) as error:
         fail(str(error))
     if not args.quiet:

@@ -18,6 +18,9 @@ extension:
 
 With a roster, every student of the roster gets a row (blank when they submitted nothing, so Canvas
 keeps whatever grade is there); submissions that match nobody are reported, not guessed.
+
+Text cells that a spreadsheet would run as a formula (a name or id starting with =, +, -, @) get a
+leading apostrophe (autograder/csvsafe.py); grades.csv is written the same way and read back exactly.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from autograder.csvsafe import cell, read_cell
 
 CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 POINTS_POSSIBLE = "    Points Possible"  # as Canvas writes it in its own export
@@ -68,7 +73,7 @@ def read_graded(folder: Path) -> tuple[list[Graded], str]:
     except OSError:
         raise ExportError(f"{folder} holds no grades.csv: grade first (python -m autograder grade --out "
                           f"{folder} ...), then export from that folder.") from None
-    graded = [Graded(r["submission"], float(r["score"]), float(r["max_score"])) for r in rows]
+    graded = [Graded(read_cell(r["submission"]), float(r["score"]), float(r["max_score"])) for r in rows]
     assignment = folder.resolve().name
     for g in graded:
         try:
@@ -159,13 +164,13 @@ def canvas_csv(graded: list[Graded], assignment: str, roster: Path | None = None
     max_score = max(g.max_score for g in graded)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([*CANVAS_IDENTITY, column])
+    writer.writerow([*CANVAS_IDENTITY, cell(column)])
     writer.writerow([POINTS_POSSIBLE, "", "", "", "", _points(max_score, max_score, out_of)])
     if roster is None:
         for g in graded:
             user = canvas_user_id(g.submission)
             name = CANVAS_DOWNLOAD.match(g.submission)["name"] if user else g.submission
-            writer.writerow([name, user or "", "", "" if user else g.submission, "",
+            writer.writerow([cell(name), user or "", "", "" if user else cell(g.submission), "",
                              _points(g.score, g.max_score, out_of)])
         return Export(buffer.getvalue(), column, len(graded))
     header, students = read_roster(roster)
@@ -178,7 +183,7 @@ def canvas_csv(graded: list[Graded], assignment: str, roster: Path | None = None
         if not mine:
             result.missing.append(student.get("Student") or student.get(header[0], str(i + 1)))
         best = max(mine, key=lambda g: g.score, default=None)  # several files: the best counts
-        writer.writerow([student.get(c, "") for c in CANVAS_IDENTITY]
+        writer.writerow([cell(student.get(c, "")) for c in CANVAS_IDENTITY]
                         + [_points(best.score, best.max_score, out_of) if best else ""])
     result.csv = buffer.getvalue()
     return result

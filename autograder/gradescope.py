@@ -35,7 +35,7 @@ PYTHON_ENV, DEFAULT_PYTHON = "AUTOGRADER_PYTHON", "/opt/autograd-course/venv/bin
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 FORMATS = ("html", "md", "text")
 # What the grader imports at run time, pinned exactly as in requirements.txt (the archive's copy).
-RUNTIME = ("torch", "numpy", "graphviz", "torchviz", "matplotlib", "jinja2", "tqdm", "rich")
+RUNTIME = ("torch", "numpy", "graphviz", "torchviz", "matplotlib", "jinja2", "tqdm", "rich", "ipython", "pyseccomp")
 PACKAGE = Path(__file__).resolve().parent
 REPOSITORY = PACKAGE.parent
 SETTINGS_FILE = "gradescope.json"

@@ -5,11 +5,17 @@ and notebook outputs cannot be compared. Here torchviz reads the graph as usual,
 recorded as plain data, its nodes named n0, n1, ... in the order torchviz meets them: the grader can ship
 that safely out of a worker process, and drawing it with Graphviz gives the same SVG on every run, in
 torchviz's own colours and layout.
+
+A graph that comes from a worker is untrusted: its labels are a student's class names (a class may be
+called `<script>`, or `<<TABLE HREF="javascript:...">>`, an HTML-like label to Graphviz). Labels are
+therefore always plain text to Graphviz (escaped, control characters replaced), node ids are renumbered,
+and a graph Graphviz still cannot draw is shown as text instead (svg() never raises).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from html import escape
 
 # torchviz's colours: the named outputs, the base of an output that is a view, leaf tensors that require
 # grad, tensors saved for backward, operations; white for a named tensor outside the graph.
@@ -18,6 +24,8 @@ COLOURS = {"output": "darkolivegreen1", "base": "darkolivegreen3", "leaf": "ligh
 KINDS = {colour: kind for kind, colour in COLOURS.items()}
 EDGE_STYLES = {"": {}, "none": {"dir": "none"}, "dotted": {"style": "dotted"}}
 MAX_NODES = 200  # a runaway student graph is cut here rather than drawn for minutes
+MAX_EDGES = 4 * MAX_NODES
+MAX_LABEL = 80
 
 
 @dataclass
@@ -32,17 +40,32 @@ class Graph:
         return {"nodes": [list(n) for n in self.nodes], "edges": [list(e) for e in self.edges]}
 
     @classmethod
-    def from_dict(cls, data: dict) -> Graph:
-        """Rebuilds a graph from untrusted plain data, keeping only well-formed strings."""
-        nodes = [tuple(str(x)[:80] for x in n[:3]) for n in data.get("nodes", [])[:MAX_NODES]
-                 if isinstance(n, (list, tuple)) and len(n) == 3]
-        nodes = [n for n in nodes if n[2] in COLOURS]
-        known = {n[0] for n in nodes}
-        edges = []
-        for e in data.get("edges", [])[:4 * MAX_NODES]:
-            if isinstance(e, (list, tuple)) and len(e) in (2, 3):
-                tail, head, style = str(e[0]), str(e[1]), str(e[2]) if len(e) == 3 else ""
-                if tail in known and head in known and style in EDGE_STYLES:
+    def from_dict(cls, data) -> Graph:
+        """Rebuilds a graph from untrusted plain data: well-formed nodes only (renumbered n0, n1, ...,
+        labels made plain text of at most MAX_LABEL characters), edges between them only, each once, with
+        a known style; anything else is dropped (never an error)."""
+        if not isinstance(data, dict):
+            return cls()
+        raw_nodes, raw_edges = data.get("nodes"), data.get("edges")
+        ids: dict[str, str] = {}
+        nodes = []
+        for n in raw_nodes[:MAX_NODES] if isinstance(raw_nodes, list) else []:
+            if not (isinstance(n, list | tuple) and len(n) == 3 and all(isinstance(x, str | int) for x in n)):
+                continue
+            key, label, kind = (str(x) for x in n)
+            if kind in COLOURS and key not in ids:
+                ids[key] = f"n{len(ids)}"
+                nodes.append((ids[key], plain_label(label), kind))
+        edges: list[tuple[str, str, str]] = []
+        seen = set()
+        for e in raw_edges if isinstance(raw_edges, list) else []:
+            if len(edges) >= MAX_EDGES:
+                break
+            if isinstance(e, list | tuple) and len(e) in (2, 3) and all(isinstance(x, str | int) for x in e):
+                tail, head = ids.get(str(e[0])), ids.get(str(e[1]))
+                style = str(e[2]) if len(e) == 3 else ""
+                if tail and head and style in EDGE_STYLES and (tail, head, style) not in seen:
+                    seen.add((tail, head, style))
                     edges.append((tail, head, style))
         return cls(nodes, edges)
 
@@ -51,6 +74,12 @@ class Graph:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return {"image/svg+xml": svg(self)}
+
+
+def plain_label(text: str) -> str:
+    """A label as plain text: at most MAX_LABEL characters, line breaks kept, every other character
+    that is not printable (control characters, lone surrogates) replaced by U+FFFD."""
+    return "".join(c if c.isprintable() or c == "\n" else "\ufffd" for c in text[:MAX_LABEL])
 
 
 class _Recorder:
@@ -85,13 +114,17 @@ class _Recorder:
 
 def make_dot(var, params=None, show_attrs=False, show_saved=False, max_attr_chars=50) -> Graph:
     """torchviz.make_dot's graph (same arguments) as plain data with stable node names."""
+    import warnings
+
     import torchviz.dot
 
     original = torchviz.dot.Digraph
     torchviz.dot.Digraph = _Recorder
     try:
-        recorder = torchviz.dot.make_dot(var, params=params, show_attrs=show_attrs, show_saved=show_saved,
-                                         max_attr_chars=max_attr_chars)
+        with warnings.catch_warnings():  # torchviz compares versions with distutils, which warns
+            warnings.simplefilter("ignore", DeprecationWarning)
+            recorder = torchviz.dot.make_dot(var, params=params, show_attrs=show_attrs, show_saved=show_saved,
+                                             max_attr_chars=max_attr_chars)
     finally:
         torchviz.dot.Digraph = original
     ids = {name: f"n{i}" for i, name in enumerate(n for n in recorder.order if n in recorder.nodes)}
@@ -172,17 +205,34 @@ def digraph(graph: Graph):
         node_attr={"style": "filled", "shape": "box", "align": "left", "fontsize": "10", "ranksep": "0.1",
                    "height": "0.2", "fontname": "monospace"},
     )
-    for node, label, kind in graph.nodes:
-        dot.node(node, label, fillcolor=COLOURS[kind])
+    for node, label, kind in graph.nodes:  # escape(): never an HTML-like label, backslashes literal
+        dot.node(graphviz.escape(node), graphviz.escape(plain_label(label)), fillcolor=COLOURS.get(kind, "white"))
     for tail, head, style in graph.edges:
-        dot.edge(tail, head, **EDGE_STYLES[style])
+        dot.edge(graphviz.escape(tail), graphviz.escape(head), **EDGE_STYLES.get(style, {}))
     return dot
 
 
 def svg(graph: Graph) -> str:
-    """The graph as an SVG string, ready to inline in HTML."""
-    text = digraph(graph).pipe(format="svg", encoding="utf-8")
-    return text[text.index("<svg"):]  # drop the XML prologue so the SVG can sit inside HTML
+    """The graph as an SVG string, ready to inline in HTML; a graph Graphviz cannot draw (or no
+    Graphviz) gives an SVG that lists its nodes and edges as text."""
+    try:
+        text = digraph(graph).pipe(format="svg", encoding="utf-8")
+        return text[text.index("<svg"):]  # drop the XML prologue so the SVG can sit inside HTML
+    except Exception:  # noqa: BLE001 - a picture is never worth a failed page
+        return text_svg(graph)
+
+
+def text_svg(graph: Graph) -> str:
+    """The graph as lines of escaped text in an SVG: each node, then each edge (tail -> head)."""
+    names = {node: " / ".join(plain_label(label).splitlines()) or node for node, label, _ in graph.nodes}
+    lines = ["(Graphviz could not draw this graph; its nodes and edges:)"]
+    lines += [f"{names[node]} [{kind}]" for node, _, kind in graph.nodes]
+    lines += [f"{names.get(tail, tail)} -> {names.get(head, head)}" for tail, head, _ in graph.edges]
+    height = 16 * len(lines) + 8
+    width = 8 + 7 * max(len(line) for line in lines)
+    texts = "".join(f'<text x="4" y="{16 * (i + 1)}">{escape(line)}</text>' for i, line in enumerate(lines))
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'font-family="monospace" font-size="11">{texts}</svg>')
 
 
 def draw(*roots, params: dict | None = None, show_saved: bool = False, show_attrs: bool = False, **tensors) -> Graph:

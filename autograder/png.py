@@ -71,12 +71,23 @@ def heatmap(matrix: list[list[float]], scale: float, cell: int) -> tuple[bytes, 
 
 
 def graph_png(data: dict, dpi: int = 80) -> bytes:
-    """An autograd graph (Graph.to_dict() data) drawn by Graphviz as PNG."""
+    """An autograd graph (Graph.to_dict() data, untrusted: see Graph.from_dict) drawn by Graphviz as
+    PNG; when Graphviz cannot draw it, a small grey PNG (never an error)."""
     from autograder.graphs import Graph, digraph
 
-    dot = digraph(Graph.from_dict(data))
-    dot.graph_attr["dpi"] = str(dpi)
-    return dot.pipe(format="png")
+    try:
+        dot = digraph(Graph.from_dict(data))
+        dot.graph_attr["dpi"] = str(dpi)
+        png = dot.pipe(format="png")
+    except Exception:  # noqa: BLE001 - a picture is never worth a failed result
+        png = b""
+    return png if png.startswith(b"\x89PNG") else placeholder()
+
+
+def placeholder(width: int = 48, height: int = 16) -> bytes:
+    """A framed grey PNG where a picture could not be drawn."""
+    frame, fill = bytes(FRAME) * width, bytes(FRAME) + bytes((238, 238, 238)) * (width - 2) + bytes(FRAME)
+    return encode(width, height, [frame] + [fill] * (height - 2) + [frame])
 
 
 def data_uri(png: bytes) -> str:

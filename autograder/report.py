@@ -13,6 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from autograder.csvsafe import cell
 from autograder.judge import CheckResult
 
 
@@ -50,15 +51,16 @@ def read_results(path: Path) -> dict | None:
 
 
 def grades_csv(rows: list[tuple[str, dict]], problems: list[str], max_score: float) -> str:
-    """One row per submission: submission,score,max_score,<Problem>,..."""
+    """One row per submission: submission,score,max_score,<Problem>,... (text cells that a spreadsheet
+    would read as a formula neutralised, see csvsafe)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["submission", "score", "max_score", *problems])
+    writer.writerow(["submission", "score", "max_score", *map(cell, problems)])
     for sid, result in rows:
         per_problem = {p: 0.0 for p in problems}
         for test in result.get("tests", []):
             problem = test["name"].split(": ", 1)[0]
             if problem in per_problem:
                 per_problem[problem] += test["score"]
-        writer.writerow([sid, f"{result['score']:g}", f"{max_score:g}", *(f"{per_problem[p]:g}" for p in problems)])
+        writer.writerow([cell(sid), f"{result['score']:g}", f"{max_score:g}", *(f"{per_problem[p]:g}" for p in problems)])
     return buffer.getvalue()

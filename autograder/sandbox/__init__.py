@@ -17,6 +17,6 @@ the grader.
 
 from autograder.sandbox.confine import Limits, landlock_abi
 from autograder.sandbox.job import Measure, Outcome, Task
-from autograder.sandbox.pool import Pool, default_workers, run_all
+from autograder.sandbox.pool import Pool, Server, default_workers, run_all
 
-__all__ = ["Limits", "Measure", "Outcome", "Pool", "Task", "default_workers", "landlock_abi", "run_all"]
+__all__ = ["Limits", "Measure", "Outcome", "Pool", "Server", "Task", "default_workers", "landlock_abi", "run_all"]

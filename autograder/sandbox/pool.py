@@ -83,10 +83,12 @@ class Pool:
     """Runs tasks in workers forked from one clean parent, `workers` at a time."""
 
     def __init__(self, limits: Limits | None = None, workers: int | None = None, preload: tuple[str, ...] = (),
-                 extra_checks: tuple[str, ...] = ()):
+                 extra_checks: tuple[str, ...] = (), server: Server | None = None):
         self.limits, self.workers = limits or Limits(), workers or default_workers()
         self.preload, self.extra_checks = list(preload), sorted(extra_checks)
-        self.server = Server()  # started now: its interpreter loads while the grader does its own work
+        # Started as early as the caller could (Server() before importing torch): its interpreter loads
+        # while the grader does its own work.
+        self.server = server or Server()
 
     def _server(self) -> Server:
         if not self.server.ready:

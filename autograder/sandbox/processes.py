@@ -198,10 +198,32 @@ def alive(pid: int) -> bool:
     return True
 
 
+def _sweep_ipc() -> int:
+    """System V shared memory, semaphores and message queues owned by worker user ids: with an IPC
+    namespace per worker there are none, but a worker that could not make one (an older kernel) may
+    have left some, for the next submission to read."""
+    removed = 0
+    lib = libc()
+    for kind, column, remove in (("shm", 1, lib.shmctl), ("sem", 1, None), ("msg", 1, lib.msgctl)):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as table:
+                rows = [line.split() for line in table.readlines()[1:]]
+        except OSError:
+            continue
+        uid_at = {"shm": 7, "sem": 4, "msg": 7}[kind]
+        for row in rows:
+            if len(row) > uid_at and UID_BASE <= int(row[uid_at]) < UID_BASE + UID_COUNT:
+                ident = int(row[column])
+                result = lib.semctl(ident, 0, 0) if remove is None else remove(ident, 0, None)  # IPC_RMID
+                removed += result == 0
+    return removed
+
+
 def sweep_leftovers() -> int:
     """Folders that workers of a grader killed with SIGKILL left in the temporary folder (their grader's
-    pid is in the name and no longer runs); returns how many were removed."""
-    removed = 0
+    pid is in the name and no longer runs), and System V IPC objects of worker user ids; returns how
+    many were removed."""
+    removed = _sweep_ipc() if os.geteuid() == 0 else 0
     for folder in glob.glob(os.path.join(tempfile.gettempdir(), WORKDIR_PREFIX + "*-*")):
         owner = os.path.basename(folder)[len(WORKDIR_PREFIX):].split("-", 1)[0]
         try:

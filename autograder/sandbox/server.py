@@ -14,6 +14,7 @@ grader straight to its worker, through a file in the worker's own folder.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import json
@@ -125,6 +126,8 @@ def serve(channel: socket.socket) -> None:
             return
         request = json.loads(data)
         if request["do"] == "prepare":
+            with contextlib.suppress(ImportError, OSError):
+                import pyseccomp  # noqa: F401 - libseccomp found and loaded once here, not in every worker
             from autograder import probe as probing
 
             _warm_up(request.get("preload", []), request.get("extra_checks", []))
