@@ -121,6 +121,27 @@ def _count_cause(view: Judging, case: CaseView, expected: int, got: int) -> str:
             f"one value per input, in order, with None for the inputs that are not tensors.")
 
 
+# -- values that are not finite -----------------------------------------------------------------------
+
+def not_finite(what: str, values: torch.Tensor, case: CaseView) -> str | None:
+    """Where a result is inf or NaN, told by the input values there (an elementwise function), and why:
+    exp overflows in float64 above about 709."""
+    values = values.reshape(-1)
+    bad = ~torch.isfinite(values)
+    if not bool(bad.any()):
+        return None
+    kinds = sorted({"NaN" if v != v else "inf" for v in values[bad].tolist()})  # noqa: PLR0124
+    inputs = case.inputs
+    where = ""
+    if len(inputs) == 1 and inputs[0].numel() == values.numel():
+        at = [f"{x:g}" for x in inputs[0].reshape(-1)[bad].tolist()[:4]]
+        where = f" where {case.tensor_names[0]} is {', '.join(at)}"
+        if any(abs(x) > 700 for x in inputs[0].reshape(-1)[bad].tolist()):
+            where += (" (exp(x) overflows to inf in float64 once x passes about 709, and inf / inf or inf - inf "
+                      "gives NaN): rewrite the formula so that it never exponentiates a large positive number")
+    return f"{what} is {' and '.join(kinds)}{where}."
+
+
 # -- first derivatives --------------------------------------------------------------------------------
 
 def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -138,6 +159,9 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
         return swapped, 0
     s2, r2 = [_t(x) for x in mine2], [_t(x) for x in right2]
     k = next((k for k in range(len(s)) if not _close(s[k], r[k])), 0)
+    said = not_finite(f"The gradient with respect to {names[k]}", s[k], case)
+    if said:
+        return said, k
     if _close(s[k], s2[k]) and not _close(r[k], r2[k]):
         every = len(s) > 1 and all(_close(a, b) for a, b in zip(s, s2))
         which = "" if len(s) == 1 or every else f"for {names[k]} "
@@ -209,6 +233,14 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
             return f"{what} lacks a factor {text}: the right gradient is yours times {text}{_bracket(view)}."
         if _close(ds, dr * f):
             return f"{what} has an extra factor {text}{_bracket(view)}."
+    if len(inputs) == 1:
+        x = inputs[0].clone().requires_grad_()
+        with torch.enable_grad():
+            (mirrored,) = torch.autograd.grad(view.problem.reference(-x).sum(), x)
+        mirrored = -mirrored.reshape(-1)  # the derivative at -x: d/dx f(-x) = -f'(-x)
+        if _close(ds, mirrored) and not _close(dr, mirrored):
+            return (f"{what} is the derivative at -{name} instead of at {name}: a sign is missing inside "
+                    f"it (for example sigmoid(-x) where sigmoid(x) is meant){_bracket(view)}.")
     candidates = [(f"{n}, the input", x) for n, x in flat]
     candidates.append(("forward's output", y))
     candidates.append(("1 (it returns grad_output unchanged)", torch.ones_like(dr)))
@@ -268,9 +300,9 @@ def blind_cause(view: Judging, has_history: bool) -> str:
     saved = [t for t in (first.get("saved") or []) if t.get("kind") in ("intermediate", "detached")]
     name = view.names[0] if view.names else "x"
     if any(t.get("kind") == "detached" for t in kept + saved):
-        return (f"backward computes with a detached copy of a tensor (such as {name}.detach()), which has no "
-                f"autograd history, so autograd sees second derivatives of zero where finite differences do not. "
-                f"Keep the tensor itself, with save_for_backward.")
+        return (f"backward computes with a detached copy of a tensor (such as {name}.detach(), or the output's), "
+                f"which has no autograd history, so autograd sees second derivatives of zero where finite "
+                f"differences do not. Keep the tensor itself, with save_for_backward.")
     if kept or saved:
         where = ", ".join(f"ctx.{t['attr']}" for t in kept) if kept else "tensors passed to save_for_backward"
         return (f"backward computes with {where}, computed inside forward: an intermediate result has no autograd "

@@ -17,6 +17,8 @@ How a check is run:
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +26,7 @@ from typing import Any
 import torch
 
 from autograder import projections
-from autograder.causes import blind_cause, error_cause, gradient_cause, second_cause
+from autograder.causes import blind_cause, error_cause, gradient_cause, not_finite, second_cause
 from autograder.diagnose import explain
 from autograder.judge import (
     Figure,
@@ -115,7 +117,8 @@ def judge_forward(view: Judging) -> Finding | None:
                                 "gradcheck: compute in float64.")
             continue
         actual, expected = _t([mine]), _t([ref["values"]])
-        text = explain(actual, expected, shape, "the output", "The output") or "The output differs from the right one."
+        text = not_finite("The output", actual, case) or explain(actual, expected, shape, "the output", "The output") \
+            or "The output differs from the right one."
         return fail(case.where + text, figures=[shaped_panels("forward's output: yours, the right one and the difference",
                                                               shape, "the output", [("yours", mine), ("right", ref["values"])],
                                                               "the output")])
@@ -268,8 +271,9 @@ def judge_save_for_backward(view: Judging) -> Finding | None:
                         f"(output, its node ctx, output) that keeps the output in memory until Python's garbage "
                         f"collector runs. In backward, read it back from ctx.saved_tensors.")
         if kind == "detached":
-            return fail(f"forward keeps a detached copy of {name} as {what}: a copy without autograd history, kept "
-                        f"where autograd does not see it. Save {name} itself with ctx.save_for_backward({name}).")
+            of = name or "its output"
+            return fail(f"forward keeps a detached copy of {of} as {what}: a copy without autograd history, kept "
+                        f"where autograd does not see it. Save {of} itself with ctx.save_for_backward(...).")
         return fail(f"forward keeps a tensor it computed (neither an input nor an output) as {what}, a plain "
                     f"attribute of ctx. Tensors for backward go through ctx.save_for_backward, which adds {adds}. "
                     f"Save what the exercise asks for (an input or the output) and compute the rest in backward.")
@@ -283,13 +287,17 @@ def judge_save_for_backward(view: Judging) -> Finding | None:
 # -- gradcheck, gradgradcheck --------------------------------------------------------------------------
 
 def judge_gradcheck(view: Judging) -> Finding | None:
-    says = torch_words("gradcheck", view.says["gradcheck"]) if view.says.get("gradcheck") else ""
+    said_by_torch = view.says.get("gradcheck")
+    says = torch_words("gradcheck", said_by_torch) if said_by_torch and said_by_torch != "passed" else ""
     for case in view.cases:
         if "fd" not in case.measured:
             text, details = error_cause(case.measured.get("numerical_error") or {}, view, case)
             return fail(case.where + text, details)
         vjps = case.vjps()
         (fd,) = _lists([case.measured["fd"]], [case.rows])
+        if not all(math.isfinite(x) for x in fd):
+            return fail(case.where + "finite differences of your forward are inf or NaN here, because forward's "
+                                     "output is (see forward): gradcheck cannot compare anything with them.")
         d = case.directions
         said, figures = None, []
         if "jacobian" in case.measured and "numerical" in case.measured:
@@ -371,7 +379,8 @@ def _judge_extra_outputs(view: Judging, case) -> Finding | None:
 
 
 def judge_gradgradcheck(view: Judging) -> Finding | None:
-    says = torch_words("gradgradcheck", view.says["gradgradcheck"]) if view.says.get("gradgradcheck") else ""
+    said_by_torch = view.says.get("gradgradcheck")
+    says = torch_words("gradgradcheck", said_by_torch) if said_by_torch and said_by_torch != "passed" else ""
     for case in view.cases:
         second = case.measured.get("second")
         if not isinstance(second, dict):
@@ -566,9 +575,9 @@ ALL: list[Check] = [
     Check("gradgradcheck", "the second derivatives agree with finite differences of backward (float64)", 2,
           judge_gradgradcheck, "second", requires=("gradient", "gradcheck"), applies=_has("double_backward")),
     Check("forward mode", "forward-mode AD (the jvp staticmethod) gives the right Jacobian", 2,
-          _judge_extra("forward mode"), "extra", applies=_extra("forward mode"), extra=True),
+          _judge_extra("forward mode"), "extra", requires=("forward",), applies=_extra("forward mode"), extra=True),
     Check("vmap", "torch.func.vmap and torch.func.grad over the Function give the right values", 2,
-          _judge_extra("vmap"), "extra", applies=_extra("vmap"), extra=True),
+          _judge_extra("vmap"), "extra", requires=("forward", "gradient"), applies=_extra("vmap"), extra=True),
     Check("opcheck", "torch.library.opcheck finds the custom op registered correctly", 2, _judge_extra("opcheck"),
           "extra", applies=_extra("opcheck"), extra=True),
 ]

@@ -645,9 +645,9 @@ def _node_of(t: torch.Tensor) -> Any:
     return node
 
 
-def _kind_of(t: Any, args: list[Any], node: Any) -> dict:
+def _kind_of(t: Any, args: list[Any], node: Any, out: Any = None) -> dict:
     """What a tensor kept by forward is: one of its inputs, one of its outputs, or computed inside forward
-    (an intermediate, or a detached copy of an input or output)."""
+    (an intermediate, or a detached copy of an input or of the output)."""
     for k, a in enumerate(args):
         if t is a:
             return {"kind": "input", "index": k}
@@ -658,12 +658,14 @@ def _kind_of(t: Any, args: list[Any], node: Any) -> dict:
         for k, a in enumerate(args):
             if _is_tensor(a) and v.data_ptr() == _view(a).data_ptr() and v.data_ptr() != 0:
                 return {"kind": "detached", "index": k}
+        if out is not None and v.data_ptr() == _view(out).data_ptr() and v.data_ptr() != 0:
+            return {"kind": "detached", "of": "output"}
         if v.grad_fn is not None or v.requires_grad:
             return {"kind": "other"}
     return {"kind": "intermediate"}
 
 
-def _ctx_tensors(node: Any, args: list[Any]) -> list[dict]:
+def _ctx_tensors(node: Any, args: list[Any], out: Any = None) -> list[dict]:
     """The tensors forward kept as plain attributes of ctx (`ctx.x = x`), directly or in a tuple or list."""
     found = []
     try:
@@ -674,7 +676,7 @@ def _ctx_tensors(node: Any, args: list[Any]) -> list[dict]:
         values = value if _T.isinstance(value, (tuple, list)) else (value,)
         for item in list(values)[:10]:
             if _is_tensor(item):
-                found.append({"attr": str(attr)[:40], **_kind_of(item, args, node)})
+                found.append({"attr": str(attr)[:40], **_kind_of(item, args, node, out)})
     return found
 
 
@@ -704,8 +706,8 @@ def forward_case(problem, obj, encoded: list[Any]) -> dict:
     out = _view(out)
     case["output"] = {"type": "Tensor", **plain(out), "has_grad_fn": out.grad_fn is not None}
     node = _node_of(out)
-    case["saved"] = [_kind_of(t, args, node) for t in log.tensors[:20]]
-    case["ctx_tensors"] = _ctx_tensors(node, args) if node is not None and _is_function_node(node) else []
+    case["saved"] = [_kind_of(t, args, node, out) for t in log.tensors[:20]]
+    case["ctx_tensors"] = _ctx_tensors(node, args, out) if node is not None and _is_function_node(node) else []
     return case
 
 
