@@ -44,10 +44,13 @@ def error_cause(error: dict, view: Judging, case: CaseView) -> tuple[str, str]:
     g = view.grad_output
     called = _forward_called(error)
     if called:
+        details = details.replace(" Use tensor.detach().numpy() instead.", "")
         return (f"backward calls {called}.forward(...) directly: call {called}.apply(...) instead. Called by hand, "
                 f"forward runs as a plain function: autograd records no {called} node (so its backward is never "
                 f"used) and grad mode stays on inside it. ({kind}: {_first_line(message)})"), details
     if "Can't call numpy() on Tensor that requires grad" in message:
+        details = details.replace("Use tensor.detach().numpy() instead.", "(PyTorch's hint, tensor.detach()"
+                                  ".numpy(), would silence this error and zero the second derivatives.)")
         also = ""
         if view.problem.companion:
             also = (f" Where the computation must leave PyTorch, put it in {view.problem.companion}.forward and "
@@ -170,7 +173,10 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
                 f"times the derivative): multiply by {g}."), k
     what = f"The gradient with respect to {names[k]}"
     if view.problem.elementwise:
-        said = _elementwise_cause(view, case, k, s[k], r[k], what)
+        try:
+            said = _elementwise_cause(view, case, k, s[k], r[k], what)
+        except (RuntimeError, TypeError, ValueError, IndexError):  # a cause is a bonus: never fail the judging
+            said = None
         if said:
             return said, k
     said = explain(s[k].reshape(1, -1), r[k].reshape(1, -1), shapes[k], names[k], what)
@@ -218,6 +224,10 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
                 return f"{what} has the term {text} with the wrong sign{_derivative_text(view)}."
             if len(terms) > 1 and _close(ds, total - value):
                 return f"{what} is missing the term {text}{_derivative_text(view)}."
+    if _close(ds * ds, dr) and not _close(ds, dr):
+        return f"{what} is the square root of the right one: a square (** 2) is missing{_bracket(view)}."
+    if _close(ds, dr * dr) and not _close(ds, dr):
+        return f"{what} is the square of the right one: a ** 2 too many{_bracket(view)}."
     flat = [(n, x.reshape(-1)) for n, x in zip(case.tensor_names, inputs)]
     factors = []
     for n, x in flat:
@@ -236,7 +246,8 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
     if len(inputs) == 1:
         x = inputs[0].clone().requires_grad_()
         with torch.enable_grad():
-            (mirrored,) = torch.autograd.grad(view.problem.reference(-x).sum(), x)
+            args = [-x if isinstance(a, dict) else a for a in case.encoded]
+            (mirrored,) = torch.autograd.grad(view.problem.reference(*args).sum(), x)
         mirrored = -mirrored.reshape(-1)  # the derivative at -x: d/dx f(-x) = -f'(-x)
         if _close(ds, mirrored) and not _close(dr, mirrored):
             return (f"{what} is the derivative at -{name} instead of at {name}: a sign is missing inside "

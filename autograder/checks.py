@@ -18,7 +18,6 @@ How a check is run:
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -410,8 +409,17 @@ def judge_gradgradcheck(view: Judging) -> Finding | None:
                         f"{numerical_wu:.6g}.")
                 break
         if said:
+            if _float32_backward(view, case):
+                said += (" Your backward computes in float32 (see the note under gradient), and finite differences "
+                         "of a float32 backward are too rough: compute in float64.")
             return fail(case.where + said, says, figures + _graphs(view))
     return None
+
+
+def _float32_backward(view: Judging, case) -> bool:
+    vjps, right = case.vjps(), _reference_vjps(view.problem, view.seed, case.index)
+    return not all(projections.all_close(a, b) for a, b in zip(vjps, right)) \
+        and all(projections.all_close(a, b, GRADCHECK_RTOL, GRADCHECK_ATOL) for a, b in zip(vjps, right))
 
 
 def _second_panels(view: Judging, case, analytical: torch.Tensor, numerical: torch.Tensor, j: int) -> Figure:

@@ -91,6 +91,7 @@ KILLHEAD = Problem(
     cases=(Case((TensorSpec((3, 8)), 2)), Case((TensorSpec((4, 5)), 0)), Case((TensorSpec((2, 6)), 5)),
            Case((TensorSpec((5, 4)), 1))),
     solution=KillHead,
+    elementwise=True,
     derivative="1 in the columns kept and 0 in the first n columns",
 )
 MYRELU = Problem(
