@@ -82,9 +82,9 @@ def test_right_functions_pass_everything():
     namespace: dict = {}
     for path in ("custom-functions/alice.py", "double-backward/frank.py", "modern-functions/heidi.py"):
         exec((ROOT / "examples" / path).read_text(), namespace)  # noqa: S102
-    exec(HEADER + CASES[4][1].replace("input1.abs() * input2.sign(), grad_output * input1.sign() * input2.abs()",
-                                      "input1.sign() * input2.abs(), grad_output * input1.abs() * input2.sign()"),
-         namespace)  # noqa: S102
+    something = CASES[4][1].replace("input1.abs() * input2.sign(), grad_output * input1.sign() * input2.abs()",
+                                    "input1.sign() * input2.abs(), grad_output * input1.abs() * input2.sign()")
+    exec(HEADER + something, namespace)  # noqa: S102
     namespace["check"] = check
     for assignment in ASSIGNMENTS.values():
         for problem in assignment.problems:
