@@ -92,8 +92,8 @@ def test_a_right_solution_page_lists_no_cell_errors_and_seed_1_grades_lesson_7(t
     solution.write_bytes((ROOT / "solutions" / "07-modern-functions.ipynb").read_bytes())
     out = tmp_path / "out"
     run = subprocess.run([sys.executable, "-m", "autograder", "grade", "--assignment", "modern-functions", "--seed",
-                          "1", "--out", str(out), "--quiet", str(solution)], capture_output=True, text=True,
-                         cwd=ROOT, timeout=900)
+                          "1", "--out", str(out), "--quiet", str(solution)], check=False, capture_output=True,
+                         text=True, cwd=ROOT, timeout=900)
     assert run.returncode == 0, run.stderr
     results = json.loads((out / "solution" / "results.json").read_text())
     assert all(t["status"] == "passed" for t in results["tests"]), [t["name"] for t in results["tests"]
