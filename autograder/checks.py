@@ -591,6 +591,7 @@ ALL: list[Check] = [
 ]
 BY_NAME = {c.name: c for c in ALL}
 EXTRA = tuple(c.name for c in ALL if c.extra)
+_MEASURING = tuple(c for c in ALL if c.measure is not None)  # what a worker may run: fixed at import
 
 
 def add_check(check: Check, before: str | None = None) -> None:
@@ -608,7 +609,7 @@ def add_check(check: Check, before: str | None = None) -> None:
 def measurements(problem) -> dict[str, list[tuple[str, Callable]]]:
     """The checks of a problem that measure something of their own, by the part they follow."""
     found: dict[str, list[tuple[str, Callable]]] = {}
-    for check in ALL:
-        if check.measure is not None and check.name in problem.checks:
+    for check in _MEASURING:
+        if check.name in problem.checks:
             found.setdefault(check.part, []).append((check.name, check.measure))
     return found

@@ -282,6 +282,8 @@ def render_test(r, fmt: str, pictures: Pictures, graphs_shown: set[str]) -> str:
 
     asks = CHECKS.get(r.check, "")
     lead = (f"Passed: {asks}." if r.passed else r.message) if asks else (r.message or "Passed.")
+    if r.passed and r.message and asks:
+        lead += " " + r.message  # a note that costs nothing
     blocks: list[tuple[str, object]] = [("p", lead)]
     if not r.passed and asks:
         blocks.append(("p", f"This check asks that {asks}."))

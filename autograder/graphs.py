@@ -112,8 +112,8 @@ class _Recorder:
         self.edges.append((tail, head, "none" if dir == "none" else "dotted" if style == "dotted" else ""))
 
 
-def make_dot(var, params=None, show_attrs=False, show_saved=False, max_attr_chars=50) -> Graph:
-    """torchviz.make_dot's graph (same arguments) as plain data with stable node names."""
+def _record(var, params=None, show_attrs=False, show_saved=False, max_attr_chars=50) -> _Recorder:
+    """What torchviz.make_dot draws, recorded instead of drawn."""
     import warnings
 
     import torchviz.dot
@@ -123,17 +123,26 @@ def make_dot(var, params=None, show_attrs=False, show_saved=False, max_attr_char
     try:
         with warnings.catch_warnings():  # torchviz compares versions with distutils, which warns
             warnings.simplefilter("ignore", DeprecationWarning)
-            recorder = torchviz.dot.make_dot(var, params=params, show_attrs=show_attrs, show_saved=show_saved,
-                                             max_attr_chars=max_attr_chars)
+            return torchviz.dot.make_dot(var, params=params, show_attrs=show_attrs, show_saved=show_saved,
+                                         max_attr_chars=max_attr_chars)
     finally:
         torchviz.dot.Digraph = original
+
+
+def _graph(recorder: _Recorder) -> Graph:
+    """The recorded drawing as a Graph, its nodes named n0, n1, ... in the order torchviz met them (every
+    edge kept, as torchviz draws it: an operation that uses a tensor twice gets two arrows)."""
     ids = {name: f"n{i}" for i, name in enumerate(n for n in recorder.order if n in recorder.nodes)}
     graph = Graph([(ids[n], *recorder.nodes[n]) for n in recorder.order if n in ids][:MAX_NODES])
     kept = {n[0] for n in graph.nodes}
     graph.edges = [(ids[a], ids[b], s) for a, b, s in recorder.edges
-                   if a in ids and b in ids and ids[a] in kept and ids[b] in kept]
-    graph.edges = list(dict.fromkeys(graph.edges))
+                   if a in ids and b in ids and ids[a] in kept and ids[b] in kept][:MAX_EDGES]
     return _without_aliases(graph)
+
+
+def make_dot(var, params=None, show_attrs=False, show_saved=False, max_attr_chars=50) -> Graph:
+    """torchviz.make_dot's graph (same arguments) as plain data with stable node names."""
+    return _graph(_record(var, params, show_attrs, show_saved, max_attr_chars))
 
 
 def _without_aliases(graph: Graph) -> Graph:
@@ -162,16 +171,11 @@ def graph_of(show_saved: bool = False, **tensors) -> Graph:
     A named tensor outside the graph is drawn alone (white when it needs no gradient)."""
     roots = tuple(t for t in tensors.values() if t.grad_fn is not None)
     params = {name: t for name, t in tensors.items()}
-    graph = make_dot(roots, params=params, show_saved=show_saved) if roots else Graph()
+    recorder = _record(roots, params=params, show_saved=show_saved) if roots else _Recorder()
+    graph = _graph(recorder)
     if len(graph.nodes) >= MAX_NODES:
         return graph
-    import torch
-
-    drawn = set()
-    for fn in _functions(roots):
-        variable = getattr(fn, "variable", None)
-        if isinstance(variable, torch.Tensor):
-            drawn.add(id(variable))
+    drawn = {int(name) for name in recorder.nodes if name.isdigit()}  # torchviz names a node by id()
     used = {n for n, _, _ in graph.nodes}
     for name, t in tensors.items():
         if t.grad_fn is None and id(t) not in drawn:
@@ -179,19 +183,6 @@ def graph_of(show_saved: bool = False, **tensors) -> Graph:
             used.add(node)
             graph.nodes.append((node, f"{name}\n {_shape(t)}", "leaf" if t.requires_grad else "constant"))
     return graph
-
-
-def _functions(roots) -> list:
-    """The nodes of the graphs behind these tensors (bounded)."""
-    seen, todo, found = set(), [t.grad_fn for t in roots], []
-    while todo and len(found) < 4 * MAX_NODES:
-        fn = todo.pop()
-        if fn is None or id(fn) in seen:
-            continue
-        seen.add(id(fn))
-        found.append(fn)
-        todo.extend(parent for parent, _ in getattr(fn, "next_functions", ()))
-    return found
 
 
 def digraph(graph: Graph):

@@ -404,7 +404,7 @@ def learner_names(problem, obj: Any, namespace: dict) -> dict:
     `input` and `weight` rather than of the reference's names ("forward", "optional", "backward",
     "outputs_backward")."""
     names: dict[str, list[str]] = {}
-    with contextlib.suppress(Exception):
+    with contextlib.suppress(BaseException):
         if problem.kind == "function":
             own_context = getattr(obj, "setup_context", None) is not getattr(_T.Function, "setup_context", None)
             names["forward"], names["optional"] = _parameters(getattr(obj, "forward", None), 0 if own_context else 1)
