@@ -3,10 +3,13 @@ PY := .venv/bin/python
 SOLUTIONS ?= 1
 export PYTHONHASHSEED := 0
 
-.PHONY: setup setup-browser demo test test-fast lab student solutions site bench clean lint
+.PHONY: setup setup-lab setup-browser demo test test-fast lab student solutions site bench clean lint
 
 setup:
 	@tools/setup.sh
+
+setup-lab:  ## only what the course needs: the package, JupyterLab and a kernel (no test or site tools)
+	@SETUP=lab tools/setup.sh
 
 setup-browser:
 	@WITH_BROWSER=1 tools/setup.sh
@@ -21,8 +24,8 @@ test: setup-browser  ## everything: unit tests, notebooks (nbval), student sync,
 test-fast: setup  ## the package's unit tests only
 	$(PY) -m pytest -n 2 tests -m "not slow and not browser"
 
-lab: setup  ## open the student notebooks in JupyterLab
-	.venv/bin/jupyter lab course/
+lab: setup-lab  ## open the student notebooks in JupyterLab
+	.venv/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) course/
 
 student: setup  ## regenerate course/ from solutions/
 	$(PY) -m tools.make_student solutions course

@@ -3,6 +3,15 @@
 Imports are lazy so that `from autograder import check` stays cheap inside a grading worker.
 """
 
+# The one place that names the course's release: the package version (pyproject.toml reads it), the public
+# repository and the tag the student notebooks install this package from (their first cell, written by
+# tools/make_student.py), and where the site's Binder and Colab links open those notebooks (site/conf.py).
+# A fork changes REPOSITORY; a release changes __version__ and pushes the tag RELEASE.
+__version__ = "0.1.0"
+REPOSITORY = "https://github.com/autograd-course/autograd-course"
+RELEASE = f"v{__version__}"
+PACKAGE_URL = f"{REPOSITORY}/archive/{RELEASE}.zip"  # what pip installs: the release's source, no git needed
+
 __all__ = ["check", "draw"]
 
 

@@ -10,10 +10,14 @@ A graph that comes from a worker is untrusted: its labels are a student's class 
 called `<script>`, or `<<TABLE HREF="javascript:...">>`, an HTML-like label to Graphviz). Labels are
 therefore always plain text to Graphviz (escaped, control characters replaced), node ids are renumbered,
 and a graph Graphviz still cannot draw is shown as text instead (svg() never raises).
+
+Where Graphviz is not installed (a notebook opened in a bare environment), every graph is shown as text
+that says so, and the first cell of every course notebook says how to install it (warn_if_no_graphviz).
 """
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 from html import escape
 
@@ -26,6 +30,32 @@ EDGE_STYLES = {"": {}, "none": {"dir": "none"}, "dotted": {"style": "dotted"}}
 MAX_NODES = 200  # a runaway student graph is cut here rather than drawn for minutes
 MAX_EDGES = 4 * MAX_NODES
 MAX_LABEL = 80
+NO_DOT = ("Graphviz's `dot` program is not installed, so check() and draw() show autograd graphs as text "
+          "(verdicts and heat maps are unchanged). To see the graphs, install Graphviz: "
+          "`!apt-get install -y graphviz` in a Colab cell, `sudo apt-get install graphviz` on Debian or Ubuntu, "
+          "`brew install graphviz` on macOS, `conda install -c conda-forge graphviz` in a conda environment, "
+          "`winget install graphviz` on Windows; then restart the kernel.")
+NO_GRAPHVIZ = ("The Python package `graphviz` is not installed, so check() and draw() show autograd graphs "
+               "as text (verdicts and heat maps are unchanged). To see the graphs: `pip install graphviz`, "
+               "and Graphviz's `dot` program too if `dot -V` finds none; then restart the kernel.")
+AS_TEXT = "(graph shown as text: Graphviz is not installed here, see the first cell of a course notebook)"
+COULD_NOT = "(Graphviz could not draw this graph; its nodes and edges:)"
+
+
+def graphviz_missing() -> str | None:
+    """What to install to get graphs drawn (NO_GRAPHVIZ or NO_DOT), or None when Graphviz can draw."""
+    try:
+        import graphviz  # noqa: F401
+    except ImportError:
+        return NO_GRAPHVIZ
+    return None if shutil.which("dot") else NO_DOT
+
+
+def warn_if_no_graphviz() -> None:
+    """Says how to get Graphviz where it is missing (the first cell of every course notebook calls it)."""
+    missing = graphviz_missing()
+    if missing:
+        print(missing)
 
 
 @dataclass
@@ -205,18 +235,19 @@ def digraph(graph: Graph):
 
 def svg(graph: Graph) -> str:
     """The graph as an SVG string, ready to inline in HTML; a graph Graphviz cannot draw (or no
-    Graphviz) gives an SVG that lists its nodes and edges as text."""
+    Graphviz) gives an SVG that lists its nodes and edges as text, and says which of the two it is."""
     try:
         text = digraph(graph).pipe(format="svg", encoding="utf-8")
         return text[text.index("<svg"):]  # drop the XML prologue so the SVG can sit inside HTML
     except Exception:  # noqa: BLE001 - a picture is never worth a failed page
-        return text_svg(graph)
+        return text_svg(graph, AS_TEXT if graphviz_missing() else COULD_NOT)
 
 
-def text_svg(graph: Graph) -> str:
-    """The graph as lines of escaped text in an SVG: each node, then each edge (tail -> head)."""
-    names = {node: " / ".join(plain_label(label).splitlines()) or node for node, label, _ in graph.nodes}
-    lines = ["(Graphviz could not draw this graph; its nodes and edges:)"]
+def text_svg(graph: Graph, heading: str = COULD_NOT) -> str:
+    """The graph as lines of escaped text in an SVG: the heading, each node, then each edge (tail -> head)."""
+    names = {node: " / ".join(line.strip() for line in plain_label(label).splitlines()) or node
+             for node, label, _ in graph.nodes}
+    lines = [heading]
     lines += [f"{names[node]} [{kind}]" for node, _, kind in graph.nodes]
     lines += [f"{names.get(tail, tail)} -> {names.get(head, head)}" for tail, head, _ in graph.edges]
     height = 16 * len(lines) + 8

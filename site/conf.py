@@ -5,12 +5,12 @@ committed outputs are rendered, nothing is executed) and a local copy of MathJax
 sphinx-build with warnings as errors.
 """
 
-import os
+from autograder import RELEASE, REPOSITORY
 
-# The one place that names the course's public repository: the Binder and Colab launch links, and the
-# repository button, are all built from it. COURSE_REPOSITORY / COURSE_BRANCH override it for a fork.
-REPOSITORY = os.environ.get("COURSE_REPOSITORY", "https://github.com/autograd-course/autograd-course")
-BRANCH = os.environ.get("COURSE_BRANCH", "main")
+# The course's public repository and release are named in one place, autograder/__init__.py: the Binder
+# and Colab launch links open the student notebooks of that release, whose first cell installs the
+# package from the same release, and the repository button points there too. A fork changes it there.
+BRANCH = RELEASE  # the git reference the launch links open
 STUDENT_FOLDER = "course"  # where the student notebooks live in the repository (the launch links open them)
 BINDER = "https://mybinder.org"
 COLAB = "https://colab.research.google.com"

@@ -5,6 +5,10 @@ become `raise NotImplementedError()` at the marker's indentation; in a markdown 
 "YOUR ANSWER HERE". A cell that held a solution, calls `check(`, or is tagged `uses-solution` loses
 its outputs, since they were computed by solution code. Every other cell, narrative and outputs of
 demonstrations, is kept as it is.
+
+Every student notebook starts with the set-up cell SETUP: it does nothing where the course's package
+imports, and otherwise installs it from the course's release (autograder.PACKAGE_URL, or the wheel or
+address in $AUTOGRADER_PACKAGE), so that a notebook opened in Colab, Binder or a bare Jupyter works.
 """
 
 import argparse
@@ -17,6 +21,21 @@ import nbformat
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 USES_SOLUTION = "uses-solution"
 CHECK_CALL = re.compile(r"\bcheck\(")
+SETUP_ID = "course-setup"
+SETUP = """\
+# Set-up: installs the course's package where it is missing (Colab, Binder, JupyterHub, a new laptop).
+import importlib.util, os, subprocess, sys
+
+if importlib.util.find_spec("autograder") is None:
+    package = os.environ.get("AUTOGRADER_PACKAGE", "{url}")
+    print(f"Installing the course package from {{package}} ...")
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], capture_output=True, text=True)
+    if pip.returncode:
+        raise RuntimeError(f"pip could not install {{package}} (is the notebook online?):\\n{{pip.stderr[-2000:]}}")
+    importlib.invalidate_caches()
+from autograder.graphs import warn_if_no_graphviz
+
+warn_if_no_graphviz()  # says how to get Graphviz where its `dot` program is missing"""
 
 
 def solution_regions(source: str) -> list[list[str]]:
@@ -62,8 +81,15 @@ def student_cell(cell):
     return cell
 
 
+def setup_cell():
+    """The first cell of every student notebook (see SETUP)."""
+    from autograder import PACKAGE_URL
+
+    return nbformat.v4.new_code_cell(SETUP.format(url=PACKAGE_URL), id=SETUP_ID)
+
+
 def student_notebook(nb):
-    nb.cells = [student_cell(cell) for cell in nb.cells]
+    nb.cells = [setup_cell()] + [student_cell(cell) for cell in nb.cells]
     return nb
 
 
