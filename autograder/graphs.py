@@ -142,21 +142,47 @@ class _Recorder:
         self.edges.append((tail, head, "none" if dir == "none" else "dotted" if style == "dotted" else ""))
 
 
+def _torchviz():
+    """torchviz's drawing module. torchviz compares versions with distutils, which Python 3.12 no longer
+    has: where it is missing (and no setuptools provides it), a stand-in with the one class it uses."""
+    try:
+        import torchviz.dot
+    except ModuleNotFoundError as error:
+        if error.name not in ("distutils", "distutils.version"):
+            raise
+        import sys
+        import types
+
+        class LooseVersion:
+            def __init__(self, text: str):
+                self.parts = tuple(int(p) if p.isdigit() else 0 for p in str(text).split("+")[0].split("."))
+
+            def __lt__(self, other: LooseVersion) -> bool:
+                return self.parts < other.parts
+
+        version = types.ModuleType("distutils.version")
+        version.LooseVersion = LooseVersion
+        sys.modules.setdefault("distutils", types.ModuleType("distutils")).version = version
+        sys.modules["distutils.version"] = version
+        import torchviz.dot
+    return torchviz.dot
+
+
 def _record(var, params=None, show_attrs=False, show_saved=False, max_attr_chars=50) -> _Recorder:
     """What torchviz.make_dot draws, recorded instead of drawn."""
     import warnings
 
-    import torchviz.dot
+    dot = _torchviz()
 
-    original = torchviz.dot.Digraph
-    torchviz.dot.Digraph = _Recorder
+    original = dot.Digraph
+    dot.Digraph = _Recorder
     try:
         with warnings.catch_warnings():  # torchviz compares versions with distutils, which warns
             warnings.simplefilter("ignore", DeprecationWarning)
-            return torchviz.dot.make_dot(var, params=params, show_attrs=show_attrs, show_saved=show_saved,
-                                         max_attr_chars=max_attr_chars)
+            return dot.make_dot(var, params=params, show_attrs=show_attrs, show_saved=show_saved,
+                                max_attr_chars=max_attr_chars)
     finally:
-        torchviz.dot.Digraph = original
+        dot.Digraph = original
 
 
 def _graph(recorder: _Recorder) -> Graph:
