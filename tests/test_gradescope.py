@@ -230,7 +230,7 @@ def test_right_submission_gets_full_marks_hidden_tests_included(graded):
     document = results(graded, "right")
     tests = by_name(document)
     assert all(t["status"] == "passed" for t in document["tests"])
-    assert document["score"] == sum(t["max_score"] for t in document["tests"]) == 47
+    assert document["score"] == sum(t["max_score"] for t in document["tests"]) == 62
     assert tests["Exp: gradgradcheck"]["visibility"] == "hidden"
     assert tests["LinearFunction, other shapes: gradient"]["visibility"] == "hidden"
     assert tests["Exp: gradcheck"]["visibility"] == "visible"
