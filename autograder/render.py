@@ -45,12 +45,15 @@ def _colour(value: float, scale: float) -> str:
     return f"#ff{fade:02x}{fade:02x}" if t > 0 else f"#{fade:02x}{fade:02x}ff"
 
 
-def _shown(v: float) -> str:
-    """A value as printed in its square: three significant digits."""
+def _shown(v: float, scale: float) -> str:
+    """A value as printed in its square: three significant digits; 0 for what is rounding next to the
+    picture's largest value (a difference of 1e-11 between finite differences and backward)."""
     if math.isnan(v):
         return "nan"
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
+    if abs(v) < 1e-6 * scale:
+        return "0"
     text = f"{v:.3g}"
     return "0" if text in ("0", "-0") else text
 
@@ -90,7 +93,7 @@ def heatmaps_svg(figure: Figure) -> str:
                 if values:
                     ink = "#fff" if colour == "#000000" or (math.isfinite(v) and abs(v / scale) > 0.6) else "#000"
                     parts.append(f'<text x="{x + cw / 2:g}" y="{y + ch / 2 + 4:g}" text-anchor="middle" '
-                                 f'font-size="10" fill="{ink}">{_shown(v)}</text>')
+                                 f'font-size="10" fill="{ink}">{_shown(v, scale)}</text>')
         x0 += panel_width + GAP
     parts.append(f'<text x="0" y="{height - 20}" fill="#555">{escape(key)}</text>')
     parts.append(f'<text x="0" y="{height - 5}" fill="#555">{escape(legend)}</text></svg>')
