@@ -127,22 +127,26 @@ def _count_cause(view: Judging, case: CaseView, expected: int, got: int) -> str:
 # -- values that are not finite -----------------------------------------------------------------------
 
 def not_finite(what: str, values: torch.Tensor, case: CaseView) -> str | None:
-    """Where a result is inf or NaN, told by the input values there (an elementwise function), and why:
-    exp overflows in float64 above about 709."""
+    """Where a result is inf or NaN, told by the input values there (an elementwise function), and why
+    when an input is large: exp overflows in float64 above about 709."""
     values = values.reshape(-1)
     bad = ~torch.isfinite(values)
     if not bool(bad.any()):
         return None
-    kinds = sorted({"NaN" if v != v else "inf" for v in values[bad].tolist()})  # noqa: PLR0124
+    kinds = " and ".join(sorted({"NaN" if v != v else "inf" for v in values[bad].tolist()}))  # noqa: PLR0124
     inputs = case.inputs
-    where = ""
+    where, large = "", [x for x in inputs if x.numel() and float(x.abs().max()) > 700]
     if len(inputs) == 1 and inputs[0].numel() == values.numel():
-        at = [f"{x:g}" for x in inputs[0].reshape(-1)[bad].tolist()[:4]]
-        where = f" where {case.tensor_names[0]} is {', '.join(at)}"
-        if any(abs(x) > 700 for x in inputs[0].reshape(-1)[bad].tolist()):
-            where += (" (exp(x) overflows to inf in float64 once x passes about 709, and inf / inf or inf - inf "
-                      "gives NaN): rewrite the formula so that it never exponentiates a large positive number")
-    return f"{what} is {' and '.join(kinds)}{where}."
+        at = inputs[0].reshape(-1)[bad]
+        where = f" where {case.tensor_names[0]} is {', '.join(f'{x:g}' for x in at.tolist()[:4])}"
+        large = [at] if float(at.abs().max()) > 700 else []
+    said = f"{what} contains NaN or infinity ({kinds}{where})"
+    if large:
+        said += (": exp overflows to inf in float64 once its argument passes about 709, and inf / inf or "
+                 "inf - inf gives NaN. Rewrite the formula so that it never exponentiates a large positive "
+                 "number (subtract the largest value first, or use an identity such as "
+                 "log(1 + exp(x)) = x + log(1 + exp(-x)))")
+    return said + "."
 
 
 # -- first derivatives --------------------------------------------------------------------------------
@@ -152,9 +156,11 @@ def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right: list[list[float]],
-                   mine2: list[list[float]], right2: list[list[float]]) -> tuple[str, int]:
+                   mine2: list[list[float]], right2: list[list[float]],
+                   jacobians: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None) -> tuple[str, int]:
     """Why backward's vector-Jacobian products differ from the reference's, and the tensor input it
-    is about: vᵀJ for one random grad_output v (and v2, a second one)."""
+    is about: vᵀJ for one random grad_output v (and v2, a second one); the whole Jacobians, where they
+    were measured, show a structure the products cannot (rows flipped, for instance)."""
     names, shapes, g = case.tensor_names, case.shapes, view.grad_output
     s, r = [_t(x) for x in mine], [_t(x) for x in right]
     swapped = explain_swap([x.reshape(1, -1) for x in s], [x.reshape(1, -1) for x in r], names)
@@ -179,7 +185,10 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
             said = None
         if said:
             return said, k
-    said = explain(s[k].reshape(1, -1), r[k].reshape(1, -1), shapes[k], names[k], what)
+    said = None
+    if jacobians is not None and not view.problem.elementwise:
+        said = explain(jacobians[0][k], jacobians[1][k], shapes[k], names[k], what)
+    said = said or explain(s[k].reshape(1, -1), r[k].reshape(1, -1), shapes[k], names[k], what)
     if said and "differs from the right one everywhere" in said and view.problem.derivative:
         said += f" The derivative of {view.lookup} is {view.problem.derivative}."
     return said or f"{what} differs from the right one.", k

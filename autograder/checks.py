@@ -182,15 +182,18 @@ def judge_gradient(view: Judging) -> Finding | None:
             said = said or note("backward's gradients agree with the right ones to about 7 digits only: part of "
                                 "backward ran in float32. That is within gradcheck's tolerance.")
             continue
-        text, k = gradient_cause(view, case, vjps[0], ref_vjps[0], vjps[1], ref_vjps[1])
+        jacobians = None
+        if "jacobian" in case.measured:
+            jacobians = (_matrices(case.measured["jacobian"], case.sizes, case.rows),
+                         _matrices(case.ref["jacobian"], case.sizes, case.rows))
+        text, k = gradient_cause(view, case, vjps[0], ref_vjps[0], vjps[1], ref_vjps[1], jacobians)
         name = case.tensor_names[k]
         figures = [shaped_panels(f"grad_{name} for a random {view.grad_output}: yours, the right one and the "
                                  f"difference", case.shapes[k], name,
                                  [(f"your grad_{name}", vjps[0][k]), (f"right grad_{name}", ref_vjps[0][k])],
                                  f"the gradient with respect to {name}")]
-        if "jacobian" in case.measured and not view.problem.elementwise:
-            jac = _matrices(case.measured["jacobian"], case.sizes, case.rows)
-            ref_jac = _matrices(case.ref["jacobian"], case.sizes, case.rows)
+        if jacobians is not None and not view.problem.elementwise:
+            jac, ref_jac = jacobians
             if jac[k].numel() <= 2500:
                 figures.append(jacobian_panels(f"The whole Jacobian with respect to {name}: yours (from backward), "
                                                f"the right one and the difference", name, "the output",

@@ -68,6 +68,9 @@ def explain(actual: torch.Tensor, expected: torch.Tensor, shape: tuple[int, ...]
         idx = torch.arange(shape[0] * shape[1]).reshape(shape).t().reshape(-1)
         if close(actual, expected[:, idx], rtol, atol):
             return f"{what} is transposed: it holds the entries of {name}.t() where {name}'s belong."
+    if actual.dim() == 2 and actual.shape[0] > 1 and close(actual, expected.flip(0), rtol, atol):
+        return (f"{what} is the right one for grad_output read in reverse order (its entries flipped): one "
+                f"flip too many or too few, as when a convolution stands where a cross-correlation belongs.")
     if close(actual, expected, rtol=1e-3, atol=1e-5):
         return (f"{what} agrees with the right one to only about 4 to 7 digits: part of the computation "
                 f"ran in float32 (torch.float32 tensors, .float(), or NumPy's float32) instead of float64.")
@@ -112,8 +115,14 @@ _ERRORS = [
      lambda m: "backward is marked @once_differentiable, so autograd cannot differentiate it again: remove "
                "the decorator and write backward with differentiable torch operations."),
     (r"element 0 of tensors does not require grad and does not have a grad_fn",
-     lambda m: "the result has no autograd history: it was computed from values autograd cannot see "
-               "(tensors stashed on ctx, NumPy, .detach() or torch.no_grad())."),
+     lambda m: "the result has no autograd history: it was computed only from values autograd cannot trace "
+               "back to the inputs (intermediate results of forward, whether kept on ctx or saved with "
+               "save_for_backward; NumPy; .detach(); torch.no_grad())."),
+    (r"The size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\) at non-singleton dimension (\d+)",
+     lambda m: f"two tensors combined in your code have shapes that do not broadcast (sizes {m[1]} and {m[2]} "
+               f"in dimension {m[3]}). When forward reduces a dimension (a sum, a mean, a log-sum-exp), "
+               f"grad_output has lost it: put it back with grad_output.unsqueeze(dim) before combining it with "
+               f"a tensor shaped like the input."),
 ]
 
 

@@ -58,8 +58,8 @@ def test_hidden_problem_is_unknown_to_check(alice):
     hide("custom-functions", "Exp")
     with pytest.raises(UnknownProblem) as raised:
         check(alice["Exp"])
-    suggested = str(raised.value).split("The graded names are:", 1)[1]
-    assert "Exp" not in suggested and "KillHead" in suggested
+    suggested = str(raised.value).split("The graded names are: ", 1)[1].split(". ", 1)[0].split(", ")
+    assert "Exp" not in suggested and "KillHead" in suggested  # LogSumExp may be there: names, not text
     assert find_problem("Exp").hidden  # the grader still finds it
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from autograder import check
 from autograder.assignments import ASSIGNMENTS, find_problem
-from tests.wrong_functions import CASES, HEADER, NEVER, RIGHT
+from tests.wrong_functions import CASES, HEADER, NEVER, RIGHT, RIGHT_GRADCHECK
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*/*.py"))
@@ -85,6 +85,7 @@ def test_right_functions_pass_everything():
     something = CASES[4][1].replace("input1.abs() * input2.sign(), grad_output * input1.sign() * input2.abs()",
                                     "input1.sign() * input2.abs(), grad_output * input1.abs() * input2.sign()")
     exec(HEADER + something, namespace)  # noqa: S102
+    exec(HEADER + RIGHT_GRADCHECK, namespace)  # noqa: S102
     namespace["check"] = check
     for assignment in ASSIGNMENTS.values():
         for problem in assignment.problems:

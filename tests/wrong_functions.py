@@ -122,6 +122,78 @@ def sinh(x):
     return Sinh.apply(x)  # the whole tuple, not its first output
 '''
 
+LOGSUMEXP = '''
+class LogSumExp(Function):
+    @staticmethod
+    def forward(ctx, input):
+        {forward}
+        ctx.save_for_backward(input, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, result = ctx.saved_tensors
+        {backward}
+'''
+LSE_STABLE = "m = input.amax(dim=-1, keepdim=True)\n        result = m.squeeze(-1) + (input - m).exp().sum(-1).log()"
+LSE_GRAD = "return grad_output.unsqueeze(-1) * (input - result.unsqueeze(-1)).exp()"
+
+LAYERNORM = '''
+class LayerNorm(Function):
+    @staticmethod
+    def forward(ctx, input, eps=1e-5):
+        mean = input.mean(-1, keepdim=True)
+        rstd = ({variance} + eps).rsqrt()
+        normalised = (input - mean) * rstd
+        ctx.save_for_backward(normalised, rstd)
+        return normalised
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        normalised, rstd = ctx.saved_tensors
+        g = grad_output
+        return {backward}
+'''
+LN_VARIANCE = "((input - mean) ** 2).mean(-1, keepdim=True)"
+LN_GRAD = "rstd * (g - g.mean(-1, keepdim=True) - normalised * (g * normalised).mean(-1, keepdim=True)), None"
+
+# The Stack Overflow answer's Function (see seeds), scipy.signal replaced by NumPy stand-ins of the same
+# meaning; {grad_input} and {grad_filter} are its two backward lines.
+SCIPY_CONV = '''
+def correlate2d(in1, in2, mode="valid"):
+    if mode == "full":
+        kh, kw = in2.shape
+        in1 = np.pad(in1, ((kh - 1, kh - 1), (kw - 1, kw - 1)))
+    windows = np.lib.stride_tricks.sliding_window_view(in1, in2.shape)
+    return np.einsum("ijkl,kl->ij", windows, in2)
+
+
+def convolve2d(in1, in2, mode="valid"):
+    return correlate2d(in1, in2[::-1, ::-1], mode)
+
+
+class ScipyConv2dFunction(Function):
+    @staticmethod
+    def forward(ctx, input, filter):
+        result = correlate2d(input.numpy(), filter.numpy(), mode='valid')
+        ctx.save_for_backward(input, filter)
+        return input.new(result)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, filter = ctx.saved_tensors
+        grad_input = {grad_input}
+        grad_filter = {grad_filter}
+        return grad_output.new(grad_input), grad_output.new(grad_filter)
+'''
+CONV_GRAD_INPUT = "convolve2d(grad_output.numpy(), filter.numpy(), mode='full')"
+CONV_GRAD_FILTER = "correlate2d(input.numpy(), grad_output.numpy(), mode='valid')"
+
+# Right answers to lesson 4's problems beyond Something, for the test that every right answer passes.
+RIGHT_GRADCHECK = (LOGSUMEXP.format(forward=LSE_STABLE, backward=LSE_GRAD)
+                   + LAYERNORM.format(variance=LN_VARIANCE, backward=LN_GRAD)
+                   + SCIPY_CONV.format(grad_input=CONV_GRAD_INPUT, grad_filter=CONV_GRAD_FILTER))
+
 CASES = [
     ("KillHead", KILLHEAD.format(cols="1:ctx.n + 1", returns="result, None"), "gradient", "in columns 0, 2 of input"),
     ("KillHead", KILLHEAD.format(cols="0:ctx.n", returns="result"), "backward returns",
@@ -157,6 +229,35 @@ CASES = [
     ("KillHead", "def KillHead(x, n):\n    return x\n", "is a Function", "subclass of torch.autograd.Function"),
     ("KillHead", "class KillHead(Function):\n    @staticmethod\n    def forward(ctx, input, n):\n"
                  "        raise NotImplementedError()\n", "forward", "not written yet"),
+    # Lesson 4's derived backwards: one mistake each, as students make them.
+    ("LogSumExp", LOGSUMEXP.format(forward="result = input.exp().sum(-1).log()  # overflows", backward=LSE_GRAD),
+     "forward", "NaN or infinity"),
+    ("LogSumExp", LOGSUMEXP.format(forward=LSE_STABLE,
+                                   backward="return grad_output * (input - result.unsqueeze(-1)).exp()"),
+     "gradient", "grad_output.unsqueeze(dim)"),
+    ("LogSumExp", LOGSUMEXP.format(forward=LSE_STABLE,
+                                   backward="return grad_output.unsqueeze(-1) * input.exp() / input.exp().sum(-1, keepdim=True)"),
+     "gradient", "NaN or infinity"),
+    ("LogSumExp", LOGSUMEXP.format(forward=LSE_STABLE, backward="return (input - result.unsqueeze(-1)).exp()"),
+     "gradient", "it never uses grad_output"),
+    ("LayerNorm", LAYERNORM.format(variance="input.var(-1, keepdim=True)", backward=LN_GRAD),
+     "forward", "The output differs from the right one"),
+    ("LayerNorm", LAYERNORM.format(variance=LN_VARIANCE, backward="rstd * (g - g.mean(-1, keepdim=True)), None"),
+     "gradient", "The gradient with respect to input differs"),
+    ("LayerNorm", LAYERNORM.format(variance=LN_VARIANCE, backward="g * rstd, None"),
+     "gradcheck", "backward does not compute the derivative of forward"),
+    ("LayerNorm", LAYERNORM.format(variance=LN_VARIANCE, backward=LN_GRAD.replace(", None", "")),
+     "backward returns", "backward returned 1 value(s) but forward takes 2 input(s)"),
+    ("ScipyConv2dFunction", SCIPY_CONV.format(  # the answer's backward as posted: both bugs
+        grad_input="convolve2d(grad_output.numpy(), filter.t().numpy(), mode='full')",
+        grad_filter="convolve2d(input.numpy(), grad_output.numpy(), mode='valid')"),
+     "backward returns", "each gradient must have the shape of its input"),
+    ("ScipyConv2dFunction", SCIPY_CONV.format(grad_input=CONV_GRAD_INPUT,
+                                              grad_filter="convolve2d(input.numpy(), grad_output.numpy(), mode='valid')"),
+     "gradient", "grad_output read in reverse order"),
+    ("ScipyConv2dFunction", SCIPY_CONV.format(grad_input="correlate2d(grad_output.numpy(), filter.numpy(), mode='full')",
+                                              grad_filter=CONV_GRAD_FILTER),
+     "gradient", "The gradient with respect to input differs"),
 ]
 
 
@@ -358,9 +459,9 @@ CASES += [
                                           "\n        if ctx.needs_input_grad[2]:\n            grad_bias = grad_output.sum(0)"),
      "gradient", "(if bias is not None and ctx.needs_input_grad[2])"),
     ("Softplus", SOFTPLUS.format(forward="torch.log(1 + torch.exp(x))", derivative="torch.sigmoid(x)"),
-     "forward", "The output is inf where x is 1000"),
+     "forward", "(inf where x is 1000): exp overflows"),
     ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.exp(x) / (1 + torch.exp(x))"),
-     "gradient", "is NaN where x is 1000"),
+     "gradient", "(NaN where x is 1000)"),
     ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.sigmoid(-x)"),
      "gradient", "is the derivative at -x instead of at x"),
 ]

@@ -1,5 +1,9 @@
-"""Lesson 4, gradcheck: Something, (u, v) -> |u v| elementwise."""
+"""Lesson 4, gradcheck: Something, (u, v) -> |u v| elementwise; LogSumExp and LayerNorm, whose backward
+the student derives; ScipyConv2dFunction, the Stack Overflow answer's SciPy convolution with its two
+backward bugs fixed (found with gradcheck)."""
 
+import torch
+import torch.nn.functional as F
 from torch.autograd import Function
 
 from autograder.assignments import Assignment
@@ -34,4 +38,46 @@ SOMETHING = Problem(
     derivative="the sign of input1 * input2 times the other input",
 )
 
-ASSIGNMENT = Assignment("gradcheck", "04-gradcheck", (SOMETHING,), preload=("matplotlib.pyplot",))
+
+def logsumexp(input):
+    return torch.logsumexp(input, dim=-1)
+
+
+LOGSUMEXP = Problem(
+    name="LogSumExp",
+    summary="log(sum(exp(input))) over the last dimension, computed stably; backward derived by hand",
+    reference=logsumexp,
+    # The last case is far beyond exp's range in float64 (exp(710) is inf): only a stable forward and
+    # backward (subtract the maximum) get it right.
+    cases=(Case((TensorSpec((3, 5)),)), Case((TensorSpec((6,)),)), Case((TensorSpec((2, 3, 4)),)),
+           Case((TensorSpec((2, 4), low=700.0, high=800.0),))),
+)
+
+
+def layer_norm(input, eps=1e-5):
+    return F.layer_norm(input, input.shape[-1:], eps=eps)
+
+
+LAYERNORM = Problem(
+    name="LayerNorm",
+    summary="forward(ctx, input, eps=1e-5) normalises over the last dimension, no affine parameters; "
+            "backward derived by hand",
+    reference=layer_norm,
+    cases=(Case((TensorSpec((3, 6)),)), Case((TensorSpec((5,)), 1e-5)), Case((TensorSpec((2, 3, 4)), 0.1))),
+)
+
+
+def correlate2d_valid(input, filter):
+    return F.conv2d(input[None, None], filter[None, None])[0, 0]
+
+
+SCIPYCONV = Problem(
+    name="ScipyConv2dFunction",
+    summary="forward(ctx, input, filter): 2-D 'valid' cross-correlation in NumPy, backward fixed",
+    reference=correlate2d_valid,
+    # A square filter and a non-square one: a transposed filter is then wrong in shape too.
+    cases=(Case((TensorSpec((5, 5)), TensorSpec((3, 3)))), Case((TensorSpec((4, 6)), TensorSpec((2, 3))))),
+)
+
+ASSIGNMENT = Assignment("gradcheck", "04-gradcheck", (SOMETHING, LOGSUMEXP, LAYERNORM, SCIPYCONV),
+                        preload=("matplotlib.pyplot",))
