@@ -114,9 +114,11 @@ def cmd_list(args) -> int:
 
 
 def cmd_grade(args) -> int:
+    import torch  # noqa: F401 - imported once, before the clean parent is forked, which then shares it
+
     from autograder.sandbox import Server
 
-    server = Server()  # the workers' clean parent, before torch, the extra files or a submission is loaded
+    server = Server(fork=True)  # the workers' clean parent, before the extra files or a submission is loaded
     try:
         return _grade(args, server)
     finally:

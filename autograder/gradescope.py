@@ -515,7 +515,13 @@ def run(root: Path) -> int:
 
     started = time.monotonic()
     results_path = root / "results" / "results.json"
+    server = None
     try:
+        import torch  # noqa: F401 - imported once, before the clean parent is forked, which then shares it
+
+        from autograder.sandbox import Server
+
+        server = Server(fork=True)  # the workers' clean parent, before the extra files or the submission load
         settings, assignment = prepare(root)
         close_grader_files(root)
         import autograder
@@ -542,7 +548,8 @@ def run(root: Path) -> int:
         limits = Limits(load_seconds=settings.load_seconds, problem_seconds=settings.problem_seconds,
                         keep_read_search=False)
         extra_checks = tuple({c for p in assignment.problems for c in p.extra_checks})
-        pool = Pool(limits, max(1, min(len(tasks), os.cpu_count() or 1)), assignment.preload + PRELOAD, extra_checks)
+        pool = Pool(limits, max(1, min(len(tasks), os.cpu_count() or 1)), assignment.preload + PRELOAD, extra_checks,
+                    server)
         try:
             subs_by_id = {s.id: s for s in subs}
             for sid, outcome in pool.run(tasks, settings.seed):
@@ -557,6 +564,9 @@ def run(root: Path) -> int:
     except Exception as error:  # noqa: BLE001 - students still get a results.json that says so
         traceback.print_exc(file=sys.stdout)
         document = failure_document(f"{type(error).__name__}: {error}", time.monotonic() - started)
+    finally:
+        if server is not None:
+            server.close()
     write_atomic(results_path, json.dumps(document, indent=1) + "\n")
     print(f"autograder: wrote {results_path} (score {document['score']:g}) in {time.monotonic() - started:.1f} s")
     return 0

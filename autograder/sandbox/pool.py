@@ -39,16 +39,31 @@ class ServerGone(RuntimeError):
 
 
 class Server:
-    """The clean parent (server.py), started as a fresh interpreter."""
+    """The clean parent (server.py). By default a fresh interpreter, whatever the caller has loaded. A
+    caller that starts it before anything about the class is loaded (the command line does, first
+    thing) may fork it instead (`fork=True`): it then shares the torch this process already imported
+    instead of importing it again."""
 
-    def __init__(self):
+    def __init__(self, fork: bool = False):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.channel = ours
-        self.process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "autograder.sandbox", str(theirs.fileno()), str(os.getpid())],
-            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, close_fds=True, cwd="/")
+        self.channel, self.ready, grader = ours, False, os.getpid()
+        if fork:
+            self.process: subprocess.Popen | None = None
+            self.pid = os.fork()
+            if self.pid == 0:
+                try:
+                    from autograder.sandbox import server
+
+                    sys.argv[1:] = []
+                    server.run(theirs.fileno(), grader)
+                finally:
+                    os._exit(0)
+        else:
+            self.process = subprocess.Popen(
+                [sys.executable, "-P", "-m", "autograder.sandbox", str(theirs.fileno()), str(grader)],
+                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, close_fds=True, cwd="/")
+            self.pid = self.process.pid
         theirs.close()
-        self.ready = False
 
     def _ask(self, request: dict, fds: list[int] = ()) -> dict:
         try:
@@ -71,12 +86,20 @@ class Server:
         return pid
 
     def close(self) -> None:
+        """Ends the clean parent (it ends when its socket closes) and reaps it; idempotent."""
         self.channel.close()
-        with contextlib.suppress(Exception):
-            self.process.wait(timeout=5)
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
+        for _ in range(500):
+            try:
+                if os.waitpid(self.pid, os.WNOHANG)[0]:
+                    break
+            except ChildProcessError:
+                break
+            time.sleep(0.01)
+        else:
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, 9)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.pid, 0)
 
 
 class Pool:

@@ -148,12 +148,12 @@ def serve(channel: socket.socket) -> None:
             channel.send(b'{"pid": 0}')
 
 
-def main() -> None:
-    fd, grader = int(sys.argv[1]), int(sys.argv[2])
-    del sys.argv[1:]
+def run(fd: int, grader: int) -> None:
+    """The clean parent's life, on the socket `fd`, as a child of the grader `grader`."""
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != grader:
         os._exit(0)
+    close_except({fd})
     os.chdir("/")
     try:
         with open("/proc/self/oom_score_adj", "w") as f:
@@ -165,6 +165,12 @@ def main() -> None:
 
     torch.set_num_threads(1)  # one thread per worker; also keeps fork() safe
     serve(channel)
+
+
+def main() -> None:
+    fd, grader = int(sys.argv[1]), int(sys.argv[2])
+    del sys.argv[1:]
+    run(fd, grader)
 
 
 if __name__ == "__main__":
