@@ -434,9 +434,9 @@ def measure(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int 
     data["parts"] = []
     recorded: list[Any] = []
     backward_owner = obj if problem.kind == "function" else namespace.get(next(iter(problem.also_functions), ""))
-    from autograder.checks import measurements
+    from autograder import checks  # loaded in the clean parent (sandbox/server.py) before any worker starts
 
-    own = measurements(problem)
+    own = checks.measurements(problem)
 
     def done(part: str) -> None:
         data["parts"].append(part)

@@ -254,7 +254,7 @@ def test_wrong_submission_is_explained_with_pictures(graded):
     assert len(pictures) == 5  # yours, reference, difference; your graph, the reference's
     assert all(base64.b64decode(p).startswith(b"\x89PNG\r\n\x1a\n") for p in pictures)
     assert "<script" not in json.dumps(document) and "style=" not in json.dumps(document)
-    assert "KillHead: 3/9, failed: gradient, gradcheck" in document["output"]
+    assert "KillHead: 5/11, failed: gradient, gradcheck" in document["output"]
 
 
 @pytest.mark.slow
