@@ -88,6 +88,13 @@ def pool_for(assignment: Assignment, limits: Limits, workers: int | None, server
     return Pool(limits, workers, assignment.preload, tuple(extra), server)
 
 
+def drop_expected_errors(sub: Submission, outcome: Outcome) -> Outcome:
+    """Leaves out the errors of the lesson's own raises-exception cells: they are meant to raise."""
+    expected = set(sub.expected_errors)
+    outcome.cell_errors = [c for c in outcome.cell_errors if c.get("index", 0) - 1 not in expected]
+    return outcome
+
+
 def cell_hint(error: dict) -> str:
     """Why the code after a failing cell never ran, in a sentence naming the cause."""
     cell, kind, text = error.get("index"), str(error.get("type", "")), str(error.get("error", ""))
@@ -220,6 +227,7 @@ def _grade(pool: Pool, assignment: Assignment, paths: list[Path], out: Path, for
     bar = _progress(len(tasks), progress)
     for sid, outcome in pool.run(tasks, seed):
         sub = by_id[sid]
+        drop_expected_errors(sub, outcome)
         rows[sid] = _written(out, assignment, sub, _contained(assignment, sub, outcome, seed), outcome)
         graded.append(Graded(sid, rows[sid]["score"], assignment.max_score, outcome.seconds, False,
                              out / sid / "feedback.html"))

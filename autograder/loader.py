@@ -70,6 +70,9 @@ class Submission:
     cells: list[str] = field(default_factory=list)
     error: str = ""
     sha256: str = ""
+    # The code cells (indices into `cells`) the lesson itself expects to raise: tagged raises-exception,
+    # as the "What goes wrong here?" exercises are. Their errors are not the student's to fix.
+    expected_errors: list[int] = field(default_factory=list)
 
 
 class NoSubmissions(ValueError):
@@ -420,6 +423,21 @@ def _parses(code: str) -> bool:
 
 # -- everything ---------------------------------------------------------------------------------------
 
+def expected_errors(suffix: str, raw: bytes) -> list[int]:
+    """The code cells of a notebook tagged raises-exception (the lesson's own "What goes wrong here?"
+    cells, meant to raise), numbered as cells_of numbers them. Anything unexpected gives none."""
+    if suffix != ".ipynb":
+        return []
+    try:
+        cells = json.loads(raw.decode("utf-8-sig"))["cells"]
+        code = [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
+        return [i for i, cell in enumerate(code)
+                if isinstance((cell.get("metadata") or {}).get("tags"), list)
+                and "raises-exception" in cell["metadata"]["tags"]]
+    except Exception:  # noqa: BLE001 - the errors are then all listed, as before
+        return []
+
+
 def load(paths: list[Path]) -> list[Submission]:
     """Every submission found in paths, read; one that cannot be read carries its error and no cells.
     Raises NoSubmissions only (nothing to grade)."""
@@ -431,6 +449,7 @@ def load(paths: list[Path]) -> list[Submission]:
             raw = read_file(path)
             sub.sha256 = hashlib.sha256(raw).hexdigest()
             sub.cells = cells_of(path.name, path.suffix, raw)
+            sub.expected_errors = expected_errors(path.suffix, raw)
         except Unreadable as error:
             sub.error = str(error)
         except Exception as error:  # noqa: BLE001 - one file never stops the batch
