@@ -158,6 +158,13 @@ def pool_for(assignment: Assignment, limits: Limits, workers: int | None, server
     return Pool(limits, workers, assignment.preload, tuple(extra), server)
 
 
+def drop_expected_errors(sub: Submission, outcome: Outcome) -> Outcome:
+    """Leaves out the errors of the lesson's own raises-exception cells: they are meant to raise."""
+    expected = set(sub.expected_errors)
+    outcome.cell_errors = [c for c in outcome.cell_errors if c.get("index", 0) - 1 not in expected]
+    return outcome
+
+
 def cell_hint(error: dict) -> str:
     """Why the code after a failing cell never ran, in a sentence naming the cause."""
     cell, kind, text = error.get("index"), str(error.get("type", "")), str(error.get("error", ""))
@@ -391,6 +398,7 @@ def _grade(pool: Pool, assignment: Assignment, paths: list[Path], out: Path, for
     bar = _progress(len(tasks), progress)
     for sid, outcome in pool.run(tasks, seed):
         sub = by_id[sid]
+        drop_expected_errors(sub, outcome)
         results = private.results(_contained(assignment, sub, outcome, seed))
         rows[sid] = _written(out, assignment, sub, results, private.outcome(outcome), key)
         graded.append(Graded(sid, rows[sid]["score"], assignment.max_score, outcome.seconds, False,

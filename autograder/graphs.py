@@ -1,9 +1,10 @@
-"""Autograd graphs as plain data, drawn the way torchviz draws them but with stable node ids.
+"""Autograd graphs drawn by torchviz (`torchviz.make_dot`), with stable node names.
 
-torchviz names nodes by memory address, so the same code draws a different SVG on every run and
-notebook outputs cannot be compared. Here a graph is first read into plain data (nodes numbered in
-the order a depth-first walk meets them), which the grader can also ship safely out of a worker
-process, and only then drawn with Graphviz.
+torchviz names every node by its memory address, so the same code draws a different SVG on every run
+and notebook outputs cannot be compared. Here torchviz reads the graph as usual, but what it draws is
+recorded as plain data, its nodes named n0, n1, ... in the order torchviz meets them: the grader can ship
+that safely out of a worker process, and drawing it with Graphviz gives the same SVG on every run, in
+torchviz's own colours and layout.
 
 A graph that comes from a worker is untrusted: its labels are a student's class names (a class may be
 called `<script>`, or `<<TABLE HREF="javascript:...">>`, an HTML-like label to Graphviz). Labels are
@@ -20,8 +21,12 @@ import shutil
 from dataclasses import dataclass, field
 from html import escape
 
-# torchviz's colours, so a learner who meets torchviz elsewhere sees the same picture.
-COLOURS = {"output": "darkolivegreen1", "leaf": "lightblue", "op": "lightgrey", "constant": "white"}
+# torchviz's colours: the named outputs, the base of an output that is a view, leaf tensors that require
+# grad, tensors saved for backward, operations; white for a named tensor outside the graph.
+COLOURS = {"output": "darkolivegreen1", "base": "darkolivegreen3", "leaf": "lightblue", "saved": "orange",
+           "op": "lightgrey", "constant": "white"}
+KINDS = {colour: kind for kind, colour in COLOURS.items()}
+EDGE_STYLES = {"": {}, "none": {"dir": "none"}, "dotted": {"style": "dotted"}}
 MAX_NODES = 200  # a runaway student graph is cut here rather than drawn for minutes
 MAX_EDGES = 4 * MAX_NODES
 MAX_LABEL = 80
@@ -55,10 +60,11 @@ def warn_if_no_graphviz() -> None:
 
 @dataclass
 class Graph:
-    """Nodes are (id, label, kind) with kind one of COLOURS; edges run from input towards output."""
+    """Nodes are (id, label, kind) with kind one of COLOURS; edges (tail, head, style) run from input
+    towards output, style "" (an arrow), "none" (a saved tensor, no arrow) or "dotted" (a view's base)."""
 
     nodes: list[tuple[str, str, str]] = field(default_factory=list)
-    edges: list[tuple[str, str]] = field(default_factory=list)
+    edges: list[tuple[str, str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"nodes": [list(n) for n in self.nodes], "edges": [list(e) for e in self.edges]}
@@ -66,8 +72,8 @@ class Graph:
     @classmethod
     def from_dict(cls, data) -> Graph:
         """Rebuilds a graph from untrusted plain data: well-formed nodes only (renumbered n0, n1, ...,
-        labels made plain text of at most MAX_LABEL characters), edges between them only, each once;
-        anything else is dropped (never an error)."""
+        labels made plain text of at most MAX_LABEL characters), edges between them only, each once, with
+        a known style; anything else is dropped (never an error)."""
         if not isinstance(data, dict):
             return cls()
         raw_nodes, raw_edges = data.get("nodes"), data.get("edges")
@@ -80,17 +86,21 @@ class Graph:
             if kind in COLOURS and key not in ids:
                 ids[key] = f"n{len(ids)}"
                 nodes.append((ids[key], plain_label(label), kind))
-        edges: list[tuple[str, str]] = []
+        edges: list[tuple[str, str, str]] = []
         seen = set()
         for e in raw_edges if isinstance(raw_edges, list) else []:
             if len(edges) >= MAX_EDGES:
                 break
-            if isinstance(e, list | tuple) and len(e) == 2 and all(isinstance(x, str | int) for x in e):
+            if isinstance(e, list | tuple) and len(e) in (2, 3) and all(isinstance(x, str | int) for x in e):
                 tail, head = ids.get(str(e[0])), ids.get(str(e[1]))
-                if tail and head and (tail, head) not in seen:
-                    seen.add((tail, head))
-                    edges.append((tail, head))
+                style = str(e[2]) if len(e) == 3 else ""
+                if tail and head and style in EDGE_STYLES and (tail, head, style) not in seen:
+                    seen.add((tail, head, style))
+                    edges.append((tail, head, style))
         return cls(nodes, edges)
+
+    def labels(self) -> list[str]:
+        return [label for _, label, _ in self.nodes]
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return {"image/svg+xml": svg(self)}
@@ -102,60 +112,150 @@ def plain_label(text: str) -> str:
     return "".join(c if c.isprintable() or c == "\n" else "\ufffd" for c in text[:MAX_LABEL])
 
 
+class _Recorder:
+    """Stands in for graphviz.Digraph while torchviz draws: records its nodes and edges, in order."""
+
+    def __init__(self, *args, **kwargs):
+        self.body: list[str] = []
+        self.graph_attr: dict = {}
+        self.order: list[str] = []
+        self.nodes: dict[str, tuple[str, str]] = {}
+        self.edges: list[tuple[str, str, str]] = []
+
+    def _see(self, name: str) -> None:
+        if name not in self.nodes and name not in self.order:
+            self.order.append(name)
+
+    def node(self, name, label=None, fillcolor=None, **attrs) -> None:
+        name = str(name)
+        self._see(name)
+        kind = KINDS.get(fillcolor or "", "op")
+        label = str(label if label is not None else name)
+        if kind == "saved" and label.startswith("\n"):
+            label = "saved" + label  # an unnamed tensor that save_for_backward keeps
+        self.nodes[name] = (label, kind)
+
+    def edge(self, tail, head, dir=None, style=None, **attrs) -> None:
+        tail, head = str(tail), str(head)
+        self._see(tail)
+        self._see(head)
+        self.edges.append((tail, head, "none" if dir == "none" else "dotted" if style == "dotted" else ""))
+
+
+def _torchviz():
+    """torchviz's drawing module. torchviz compares versions with distutils, which Python 3.12 no longer
+    has: where it is missing (and no setuptools provides it), a stand-in with the one class it uses."""
+    try:
+        import torchviz.dot
+    except ModuleNotFoundError as error:
+        if error.name not in ("distutils", "distutils.version"):
+            raise
+        import sys
+        import types
+
+        class LooseVersion:
+            def __init__(self, text: str):
+                self.parts = tuple(int(p) if p.isdigit() else 0 for p in str(text).split("+")[0].split("."))
+
+            def __lt__(self, other: LooseVersion) -> bool:
+                return self.parts < other.parts
+
+        version = types.ModuleType("distutils.version")
+        version.LooseVersion = LooseVersion
+        sys.modules.setdefault("distutils", types.ModuleType("distutils")).version = version
+        sys.modules["distutils.version"] = version
+        import torchviz.dot
+    return torchviz.dot
+
+
+def _record(var, params=None, show_attrs=False, show_saved=False, max_attr_chars=50) -> _Recorder:
+    """What torchviz.make_dot draws, recorded instead of drawn."""
+    import warnings
+
+    dot = _torchviz()
+
+    original = dot.Digraph
+    dot.Digraph = _Recorder
+    try:
+        with warnings.catch_warnings():  # torchviz compares versions with distutils, which warns
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return dot.make_dot(var, params=params, show_attrs=show_attrs, show_saved=show_saved,
+                                max_attr_chars=max_attr_chars)
+    finally:
+        dot.Digraph = original
+
+
+def _graph(recorder: _Recorder) -> Graph:
+    """The recorded drawing as a Graph, its nodes named n0, n1, ... in the order torchviz met them (every
+    edge kept, as torchviz draws it: an operation that uses a tensor twice gets two arrows)."""
+    ids = {name: f"n{i}" for i, name in enumerate(n for n in recorder.order if n in recorder.nodes)}
+    graph = Graph([(ids[n], *recorder.nodes[n]) for n in recorder.order if n in ids][:MAX_NODES])
+    kept = {n[0] for n in graph.nodes}
+    graph.edges = [(ids[a], ids[b], s) for a, b, s in recorder.edges
+                   if a in ids and b in ids and ids[a] in kept and ids[b] in kept][:MAX_EDGES]
+    return _without_aliases(graph)
+
+
+def make_dot(var, params=None, show_attrs=False, show_saved=False, max_attr_chars=50) -> Graph:
+    """torchviz.make_dot's graph (same arguments) as plain data with stable node names."""
+    return _graph(_record(var, params, show_attrs, show_saved, max_attr_chars))
+
+
+def _without_aliases(graph: Graph) -> Graph:
+    """The graph without AliasBackward0 nodes, each edge through one joined up: a plain alias of a tensor
+    (how the grader reads a tensor past any subclass) is no operation of the learner's."""
+    aliases = {n for n, label, _ in graph.nodes if label == "AliasBackward0"}
+    if not aliases:
+        return graph
+    into = {a: [t for t, h, s in graph.edges if h == a] for a in aliases}
+    edges = []
+    for tail, head, style in graph.edges:
+        if head in aliases:
+            continue
+        for source in (into[tail] if tail in aliases else [tail]):
+            edges.append((source, head, style))
+    return Graph([n for n in graph.nodes if n[0] not in aliases], list(dict.fromkeys(edges)))
+
+
 def _shape(t) -> str:
     return "(" + ", ".join(str(s) for s in t.shape) + ")"
 
 
-def graph_of(**tensors) -> Graph:
-    """Reads the autograd graph behind the named tensors, e.g. graph_of(out=y, x=x)."""
-    graph = Graph()
-    ids: dict[tuple[str, int], str] = {}
-    names = {id(t): name for name, t in tensors.items()}
-
-    def add(key: tuple[str, int], label: str, kind: str) -> tuple[str, bool]:
-        if key in ids:
-            return ids[key], False
-        ids[key] = f"n{len(ids)}"
-        graph.nodes.append((ids[key], label, kind))
-        return ids[key], True
-
-    def tensor_node(t, kind: str) -> tuple[str, bool]:
-        name = names.get(id(t), "")
-        return add(("tensor", id(t)), f"{name}\n{_shape(t)}".strip(), kind)
-
-    def visit(fn) -> str:
-        if hasattr(fn, "variable"):  # AccumulateGrad: draw the leaf tensor it accumulates into
-            return tensor_node(fn.variable, "leaf")[0]
-        node, new = add(("fn", id(fn)), type(fn).__name__, "op")
-        if new and len(graph.nodes) < MAX_NODES:
-            for parent, _ in fn.next_functions:
-                if parent is not None:
-                    graph.edges.append((visit(parent), node))
-        return node
-
-    for t in tensors.values():
-        if t.grad_fn is not None:
-            node, _ = tensor_node(t, "output")
-            graph.edges.append((visit(t.grad_fn), node))
-        else:
-            tensor_node(t, "leaf" if t.requires_grad else "constant")
+def graph_of(show_saved: bool = False, **tensors) -> Graph:
+    """The graph behind the named tensors, e.g. graph_of(grad_x=grad_x, x=x, out=out): every named tensor
+    with a history is an output torchviz starts from, and every name labels its tensor wherever it appears.
+    A named tensor outside the graph is drawn alone (white when it needs no gradient)."""
+    roots = tuple(t for t in tensors.values() if t.grad_fn is not None)
+    params = {name: t for name, t in tensors.items()}
+    recorder = _record(roots, params=params, show_saved=show_saved) if roots else _Recorder()
+    graph = _graph(recorder)
+    if len(graph.nodes) >= MAX_NODES:
+        return graph
+    drawn = {int(name) for name in recorder.nodes if name.isdigit()}  # torchviz names a node by id()
+    used = {n for n, _, _ in graph.nodes}
+    for name, t in tensors.items():
+        if t.grad_fn is None and id(t) not in drawn:
+            node = next(f"n{i}" for i in range(len(used) + 1) if f"n{i}" not in used)
+            used.add(node)
+            graph.nodes.append((node, f"{name}\n {_shape(t)}", "leaf" if t.requires_grad else "constant"))
     return graph
 
 
 def digraph(graph: Graph):
-    """The Graphviz drawing of a graph (a graphviz.Digraph, shown as SVG in Jupyter)."""
+    """The Graphviz drawing of a graph, with torchviz's attributes (a graphviz.Digraph, shown as SVG)."""
     import graphviz
 
+    size = max(12.0, 0.15 * (len(graph.nodes) + len(graph.edges)))  # as torchviz's resize_graph
     dot = graphviz.Digraph(
         format="svg",
-        graph_attr={"size": "12,12", "ranksep": "0.2"},
-        node_attr={"style": "filled", "shape": "box", "align": "left", "fontsize": "10",
+        graph_attr={"size": f"{size:g},{size:g}"},
+        node_attr={"style": "filled", "shape": "box", "align": "left", "fontsize": "10", "ranksep": "0.1",
                    "height": "0.2", "fontname": "monospace"},
     )
     for node, label, kind in graph.nodes:  # escape(): never an HTML-like label, backslashes literal
         dot.node(graphviz.escape(node), graphviz.escape(plain_label(label)), fillcolor=COLOURS.get(kind, "white"))
-    for tail, head in graph.edges:
-        dot.edge(graphviz.escape(tail), graphviz.escape(head))
+    for tail, head, style in graph.edges:
+        dot.edge(graphviz.escape(tail), graphviz.escape(head), **EDGE_STYLES.get(style, {}))
     return dot
 
 
@@ -171,10 +271,11 @@ def svg(graph: Graph) -> str:
 
 def text_svg(graph: Graph, heading: str = COULD_NOT) -> str:
     """The graph as lines of escaped text in an SVG: the heading, each node, then each edge (tail -> head)."""
-    names = {node: " / ".join(plain_label(label).splitlines()) or node for node, label, _ in graph.nodes}
+    names = {node: " / ".join(line.strip() for line in plain_label(label).splitlines()) or node
+             for node, label, _ in graph.nodes}
     lines = [heading]
     lines += [f"{names[node]} [{kind}]" for node, _, kind in graph.nodes]
-    lines += [f"{names.get(tail, tail)} -> {names.get(head, head)}" for tail, head in graph.edges]
+    lines += [f"{names.get(tail, tail)} -> {names.get(head, head)}" for tail, head, _ in graph.edges]
     height = 16 * len(lines) + 8
     width = 8 + 7 * max(len(line) for line in lines)
     texts = "".join(f'<text x="4" y="{16 * (i + 1)}">{escape(line)}</text>' for i, line in enumerate(lines))
@@ -182,9 +283,17 @@ def text_svg(graph: Graph, heading: str = COULD_NOT) -> str:
             f'font-family="monospace" font-size="11">{texts}</svg>')
 
 
-def draw(**tensors) -> Graph:
-    """Draws the autograd graph behind the named tensors: draw(grad_x=grad_x, x=x, out=out).
+def draw(*roots, params: dict | None = None, show_saved: bool = False, show_attrs: bool = False, **tensors) -> Graph:
+    """torchviz.make_dot with stable node names, so that a notebook's output is the same on every run.
 
-    Call it before backward() frees the graph, or pass retain_graph=True / create_graph=True.
+        draw(grad_x=grad_x, x=x, out=out)      # name the tensors: each named tensor is labelled
+        draw(y, params={"x": x}, show_saved=True)   # or exactly as torchviz.make_dot(y, params=...)
+
+    Tensors saved by a custom Function's save_for_backward are always drawn (orange); show_saved=True adds
+    those PyTorch's own operations save. Call it before backward() frees the graph, or pass
+    retain_graph=True / create_graph=True.
     """
-    return graph_of(**tensors)
+    if roots:
+        root = roots[0] if len(roots) == 1 else tuple(roots)
+        return make_dot(root, params=dict(params or {}, **tensors), show_saved=show_saved, show_attrs=show_attrs)
+    return graph_of(show_saved=show_saved, **tensors)

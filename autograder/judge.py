@@ -2,14 +2,22 @@
 
 This runs in the trusted process only: the reference is measured here with PyTorch's own operations,
 and every comparison is made here on tensors rebuilt from plain data.
+
+Each check is one object of autograder/checks.py (its question, points, prerequisites, measurement and
+judgement). This module gives the checks what they judge from: `Judging`, one submission's problem with
+its learner's names, the reference and one `CaseView` per case; and it runs the checks in order, failing
+without points a check whose prerequisite failed, a check whose measurement never finished (a hang costs
+that part only), and a check a case cannot reach (forward raised: the cause is told once, under the check
+it belongs to, and the others point there).
 """
 
 from __future__ import annotations
 
 import inspect
+import keyword
 import traceback
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from types import SimpleNamespace
 from typing import Any
 
@@ -17,18 +25,22 @@ import torch
 
 from autograder import probe as probing
 from autograder import projections
-from autograder.diagnose import explain, explain_error, explain_swap
-from autograder.problems import Problem
-from autograder.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
+from autograder.problems import FixedTensor, Problem, TensorSpec
 
 
 @dataclass
 class Figure:
-    """A picture to draw with the explanation: heat maps of matrices, or autograd graphs."""
+    """A picture to draw with the explanation: heat maps of matrices, or autograd graphs.
+
+    For heat maps, each panel is a matrix (nested lists): a tensor is laid out as it prints (a vector as
+    one row, a matrix as itself). `legend` says what a square is; `values` prints each entry's value in
+    its square (small tensors)."""
 
     kind: str  # "heatmaps" or "graphs"
     title: str
     panels: list[tuple[str, Any]]  # (caption, matrix as nested lists | Graph dict)
+    legend: str = ""
+    values: bool = False
 
 
 @dataclass
@@ -51,30 +63,53 @@ class CheckResult:
         return self.max_score if self.passed else 0.0
 
 
+@dataclass
+class Finding:
+    """What a check's judgement found: a failure (passed=False) or a note on a pass that costs nothing."""
+
+    passed: bool
+    message: str
+    details: str = ""
+    figures: list[Figure] = field(default_factory=list)
+
+
+def fail(message: str, details: str = "", figures: list[Figure] | None = None) -> Finding:
+    return Finding(False, message, details, figures or [])
+
+
+def note(message: str) -> Finding:
+    """An observation that changes no result: shown with a passed check, it costs nothing."""
+    return Finding(True, "Note (costs nothing): " + message)
+
+
 class Verdicts:
-    """Collects one result per check; the first failure of a check is the one explained."""
+    """One result per check of a problem; a failure recorded for a check is the one shown."""
 
     def __init__(self, problem: Problem):
         self.problem = problem
         self.failures: dict[str, tuple[str, str, list[Figure]]] = {}
+        self.notes: dict[str, str] = {}
 
     def fail(self, check: str, message: str, details: str = "", figures: list[Figure] | None = None) -> None:
         if check in self.problem.checks and check not in self.failures:
             self.failures[check] = (message, details, figures or [])
 
     def fail_all(self, message: str, details: str = "", checks: list[str] | None = None) -> None:
+        """The same cause for several checks: the details (a traceback) go with the first one only."""
         for check in checks or self.problem.checks:
             self.fail(check, message, details)
+            details = ""
 
-    def results(self, passed_details: dict[str, str]) -> list[CheckResult]:
+    def results(self, passed_details: dict[str, str] | None = None) -> list[CheckResult]:
         out = []
-        hints = getattr(self.problem, "hints", {}) or {}
+        hints = getattr(self.problem, "hints", None) or {}
         for check in self.problem.checks:
-            message, details, figures = self.failures.get(check, ("", passed_details.get(check, ""), []))
+            message, details, figures = self.failures.get(
+                check, (self.notes.get(check, ""), (passed_details or {}).get(check, ""), []))
             if check in self.failures and hints.get(check):
-                message = f"{message} {hints[check]}".strip()
+                message = f"{message} {hints[check]}".strip()  # the instructor's own sentence
             out.append(CheckResult(self.problem.name, check, check not in self.failures,
-                                   self.problem.points[check], message, details, figures,
+                                   self.problem.points_of(check), message, details, figures,
                                    self.problem.hidden or check in self.problem.hidden_checks))
         return out
 
@@ -99,11 +134,18 @@ def _encoded(problem: Problem, seed: int) -> list[list[Any]]:
 
 @cache
 def reference_data(problem: Problem, seed: int = 0) -> dict:
-    """The reference's outputs and whole Jacobians, with PyTorch's own autograd, and its graph."""
+    """The reference's outputs and whole Jacobians, with PyTorch's own autograd, and its graph: the graph
+    of the problem's `solution` (a Function written as the exercise asks) where there is one."""
     obj = SimpleNamespace(apply=problem.reference) if problem.kind == "function" else problem.reference
     cases = _encoded(problem, seed)
-    return {"cases": [probing.reference_case(problem, obj, c) for c in cases],
-            "graph": probing.backward_graph(problem, obj, cases[0])}
+    graph, names = None, input_names(problem)
+    if problem.solution is not None:
+        names = probing.learner_names(problem, problem.solution, {}).get("forward") or names
+        graph = probing.backward_graph(problem, problem.solution, cases[0], names)
+    if graph is None:
+        names = input_names(problem)
+        graph = probing.backward_graph(problem, obj, cases[0], names)
+    return {"cases": [probing.reference_case(problem, obj, c) for c in cases], "graph": graph, "names": names}
 
 
 def _sizes(encoded: list[Any]) -> list[int]:
@@ -145,122 +187,6 @@ def _matrices(jac: list, sizes: list[int], rows: int) -> list[torch.Tensor]:
     return out
 
 
-def _heatmaps(title: str, left: tuple[str, torch.Tensor], right: tuple[str, torch.Tensor]) -> Figure:
-    return Figure("heatmaps", title, [(left[0], left[1].tolist()), (right[0], right[1].tolist()),
-                                      ("difference", (left[1] - right[1]).tolist())])
-
-
-def judge(problem: Problem, data: dict, seed: int = 0) -> list[CheckResult]:
-    """Every check of the problem, from the probe's data of one submission."""
-    verdicts = Verdicts(problem)
-    passed_details: dict[str, str] = {}
-    try:
-        _judge(problem, data, reference_data(problem, seed), seed, verdicts, passed_details)
-    except (ValueError, TypeError, KeyError, IndexError, RuntimeError) as error:
-        verdicts.fail_all(f"The grader could not read what {problem.lookup} produced ({error}); it is "
-                          f"treated as wrong. Make sure it returns plain float64 tensors.", traceback.format_exc())
-    return verdicts.results(passed_details)
-
-
-def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: Verdicts,
-           passed: dict[str, str]) -> None:
-    name = problem.lookup
-    if not data.get("defined"):
-        verdicts.fail_all(f"{name} is not defined in the submission: define it with exactly this name "
-                          f"(names are case-sensitive).")
-        return
-    want = "Function" if problem.kind == "function" else "callable"
-    kind = data.get("kind")
-    if (want == "Function" and kind != "Function") or (want == "callable" and kind not in ("callable", "Function")):
-        verdicts.fail_all(f"{name} is a {kind}, but the problem asks for "
-                          f"{'a subclass of torch.autograd.Function' if want == 'Function' else 'a function'}.")
-        return
-    for other, other_kind in data.get("also", {}).items():
-        if other_kind != "Function":
-            verdicts.fail("is a Function", f"{other} must be a subclass of torch.autograd.Function too "
-                                           f"(it is {'missing' if other_kind == 'missing' else 'a ' + other_kind}).")
-    names = input_names(problem)
-    says = data.get("torch_says", {})
-    for check in ("gradcheck", "gradgradcheck"):
-        if check in says:
-            passed[check] = f"torch.autograd.{check} says: {says[check]}"
-    student_graph, reference_graph = data.get("graph"), reference.get("graph")
-    graphs = [Figure("graphs", "the graph of backward, built with create_graph=True",
-                     [("yours", student_graph), ("reference", reference_graph)])] if student_graph else []
-
-    if problem.extra_checks:
-        _judge_extra(problem, data.get("extra", {}), reference, verdicts)
-    for i, (case, ref) in enumerate(zip(data["cases"], reference["cases"])):
-        where = f"For inputs {problem.cases[i].describe()}: "
-        tensor_names = [n for n, k in zip(names, case["arg_kinds"]) if k == "Tensor"]
-        encoded = _encoded(problem, seed)[i]
-        if "error" in case:
-            text = explain_error(case["error"])
-            verdicts.fail_all(where + text, case["error"].get("traceback", ""),
-                              [c for c in problem.checks if c != "is a Function"])
-            continue
-        out, ref_out = case["output"], ref["output"]
-        if out.get("type") != "Tensor":
-            verdicts.fail_all(where + f"{name} returned a {out.get('type')}, not a Tensor"
-                              + (" (call Sinh.apply(x)[0]: the wrapper returns only the first output)."
-                                 if problem.kind == "callable" else "."),
-                              checks=[c for c in problem.checks if c != "is a Function"])
-            continue
-        if out["shape"] != ref_out["shape"]:
-            verdicts.fail("forward", where + f"forward returned shape {out['shape']} but the right output has "
-                                             f"shape {ref_out['shape']}.")
-        elif out["dtype"] != "torch.float64":
-            verdicts.fail("forward", where + f"forward returned {out['dtype']} for float64 inputs: keep the "
-                                             f"input's dtype (no .float(), no new float32 tensors).")
-        elif not projections.all_close(_lists([out["values"]], [len(ref_out["values"])])[0], ref_out["values"],
-                                       *problem.rtol_atol):
-            shape = tuple(out["shape"])
-            actual, expected = _t([out["values"]]), _t([ref_out["values"]])
-            rtol, atol = problem.rtol_atol
-            said = explain(actual, expected, shape, "the output", "The output", rtol=rtol, atol=atol) \
-                or "The output differs from the right one."
-            if said:
-                verdicts.fail("forward", where + said,
-                              figures=[_heatmaps("forward output", ("yours", actual), ("reference", expected))])
-        if not out.get("has_grad_fn") and "backward_error" not in case:
-            verdicts.fail_all(where + f"{name}'s output has no grad_fn, so no gradient can flow back through it.",
-                              checks=["backward returns", "gradient", "gradcheck", "gradgradcheck"])
-            continue
-        if "backward_error" in case:
-            text = explain_error(case["backward_error"])
-            verdicts.fail_all(where + text, case["backward_error"].get("traceback", ""),
-                              ["backward returns", "gradient", "gradcheck", "gradgradcheck"])
-            continue
-        _judge_returns(case, encoded, names, where, verdicts)
-        sizes, shapes = _sizes(encoded), [tuple(a["shape"]) for a in encoded if probing.differentiable(a)]
-        d = projections.directions(seed, i, len(out["values"]), tuple(sizes))
-        vjps = [_lists(case[key], sizes) for key in ("vjp", "vjp2")]
-        fit = _Fit(names=tensor_names, sizes=sizes, shapes=shapes, rows=len(out["values"]), where=where,
-                   tol=problem.rtol_atol, gtol=problem.gradcheck_rtol_atol)
-        if len(out["values"]) != len(ref_out["values"]):
-            verdicts.fail("gradient", where + f"forward's output has {len(out['values'])} entries where the right "
-                                              f"one has {len(ref_out['values'])}, so its gradients cannot be "
-                                              f"the reference's.")
-        else:
-            _judge_gradient(case, ref, vjps, _reference_vjps(problem, seed, i), fit, verdicts, graphs)
-        _judge_gradcheck(case, vjps, d, fit, verdicts, says)
-        if problem.double_backward:
-            _judge_second(case.get("second", {}), d, where, verdicts, says, graphs, problem.gradcheck_rtol_atol)
-
-
-@dataclass
-class _Fit:
-    """How one case's numbers are laid out: the tensor inputs' names, sizes and shapes, output entries."""
-
-    names: list[str]
-    sizes: list[int]
-    shapes: list[tuple[int, ...]]
-    rows: int
-    where: str
-    tol: tuple[float, float] = (projections.RTOL, projections.ATOL)  # against the reference
-    gtol: tuple[float, float] = (GRADCHECK_RTOL, GRADCHECK_ATOL)  # against finite differences
-
-
 def _lists(values: Any, sizes: list[int]) -> list[list[float]]:
     """Untrusted lists of numbers, one per tensor input, checked against the inputs' sizes."""
     if not isinstance(values, list) or len(values) != len(sizes) \
@@ -269,183 +195,314 @@ def _lists(values: Any, sizes: list[int]) -> list[list[float]]:
     return [[float(x) for x in v] for v in values]
 
 
-def _judge_gradient(case: dict, ref: dict, vjps: list[list[list[float]]], ref_vjps: list[list[list[float]]],
-                    fit: _Fit, verdicts: Verdicts, graphs: list[Figure]) -> None:
-    """Backward against the reference: the whole Jacobians where they were measured (to show them),
-    and always both vector-Jacobian products, entry by entry."""
-    said, figures = None, []
-    if "jacobian" in case:
-        jac, ref_jac = _matrices(case["jacobian"], fit.sizes, fit.rows), _matrices(ref["jacobian"], fit.sizes, fit.rows)
-        said, bad = _explain_blocks(jac, ref_jac, fit)
-        if said:
-            figures = [_heatmaps(f"Jacobian with respect to {fit.names[bad]} (rows: output entries, columns: "
-                                 f"{fit.names[bad]} entries)", ("yours (from backward)", jac[bad]),
-                                 ("reference", ref_jac[bad]))]
-    for vjp, ref_vjp in zip(vjps, ref_vjps):  # vᵀJ locates a wrong entry of the input as well as J does
-        if not said and not projections.all_close(vjp, ref_vjp, *fit.tol):
-            said, _ = _explain_blocks([_t([g]) for g in vjp], [_t([g]) for g in ref_vjp], fit)
-            said = said or "The vector-Jacobian products from backward differ from the reference's."
-    if said:
-        verdicts.fail("gradient", fit.where + said, figures=figures + graphs)
+# -- pictures ------------------------------------------------------------------------------------------
+
+def as_grid(values: Any, shape: tuple[int, ...]) -> list[list[float]]:
+    """A tensor's values laid out as it prints: a number as one square, a vector as one row, a matrix as
+    itself, more dimensions as rows of the last one."""
+    flat = _t(values).reshape(-1)
+    if len(shape) <= 1:
+        return [flat.tolist()]
+    return flat.reshape(-1, shape[-1]).tolist()
 
 
-def _explain_blocks(mine: list[torch.Tensor], right: list[torch.Tensor], fit: _Fit) -> tuple[str | None, int]:
-    said = explain_swap(mine, right, fit.names)
-    for k in range(len(mine)):
-        if said:
-            return said, k
-        said = explain(mine[k], right[k], fit.shapes[k], fit.names[k], f"The gradient with respect to {fit.names[k]}",
-                       rtol=fit.tol[0], atol=fit.tol[1])
-    return said, len(mine) - 1
+def shaped_panels(title: str, shape: tuple[int, ...], name: str, panels: list[tuple[str, Any]],
+                  what: str) -> Figure:
+    """Side-by-side panels shaped like one tensor (the last one the difference of the first two), on one
+    colour scale."""
+    mine, right = _t(panels[0][1]).reshape(-1), _t(panels[1][1]).reshape(-1)
+    grids = [(caption, as_grid(v, shape)) for caption, v in panels]
+    grids.append(("difference (first − second)", as_grid((mine - right).tolist(), shape)))
+    size = int(torch.tensor(shape).prod()) if shape else 1
+    layout = f"shaped like {name} {tuple(shape)}" if len(shape) > 1 else \
+        f"one square per entry of {name}" if shape else f"{name} is a single number"
+    return Figure("heatmaps", title, grids, legend=f"Each square is one entry of {what}, {layout}.",
+                  values=size <= 24)
 
 
-def _judge_gradcheck(case: dict, vjps: list[list[list[float]]], d: projections.Directions, fit: _Fit,
-                     verdicts: Verdicts, says: dict) -> None:
-    """Backward against finite differences of the student's own forward: vᵀJu, as gradcheck's fast
-    mode compares them, and the whole matrices where they were measured."""
-    if "fd" not in case:
-        verdicts.fail("gradcheck", fit.where + explain_error(case["numerical_error"]))
-        return
-    (fd,) = _lists([case["fd"]], [fit.rows])
-    said, figures = None, []
-    if "jacobian" in case and "numerical" in case:
-        jac = _matrices(case["jacobian"], fit.sizes, fit.rows)
-        numeric = _matrices(case["numerical"], fit.sizes, fit.rows)
-        for k in range(len(jac)):
-            said = explain(jac[k], numeric[k], fit.shapes[k], fit.names[k],
-                           f"The analytical Jacobian (from backward) with respect to {fit.names[k]}",
-                           rtol=fit.gtol[0], atol=fit.gtol[1])
-            if said:
-                said = said.replace("the right one", "the numerical one (finite differences of forward)")
-                figures = [_heatmaps(f"Jacobian with respect to {fit.names[k]}", ("analytical (backward)", jac[k]),
-                                     ("numerical (finite differences)", numeric[k]))]
-                break
-    if not said:
-        for analytical, numerical in projections.gradcheck_pairs(vjps, fd, d):
-            if not said and not projections.close(analytical, numerical, *fit.gtol):
-                said = (f"Along a random direction u, backward gives vᵀJu = {analytical:.6g} but finite differences "
-                        f"of forward give {numerical:.6g}: backward does not compute the derivative of forward.")
-    if said:
-        verdicts.fail("gradcheck", fit.where + said, says.get("gradcheck", ""), figures)
+def jacobian_panels(title: str, name: str, out_name: str, mine: torch.Tensor, right: torch.Tensor,
+                    captions: tuple[str, str]) -> Figure:
+    return Figure("heatmaps", title, [(captions[0], mine.tolist()), (captions[1], right.tolist()),
+                                      ("difference (first − second)", (mine - right).tolist())],
+                  legend=f"Rows: entries of {out_name}; columns: entries of {name} (both flattened).")
 
 
-def _judge_extra(problem: Problem, extra: dict, reference: dict, verdicts: Verdicts) -> None:
-    """Lesson 7's checks: forward mode against the reference Jacobian, vmap/grad against the reference
-    applied sample by sample, and opcheck's own report."""
-    names = input_names(problem)
-    for check in problem.extra_checks:
-        results = extra.get(check)
-        if not results:
-            verdicts.fail(check, f"No {check} result came back for {problem.lookup}.")
-            continue
-        for i, (result, ref) in enumerate(zip(results, reference["cases"])):
-            where = f"For inputs {problem.cases[i].describe()}: "
-            if "error" in result:
-                verdicts.fail(check, where + explain_error(result["error"]), result["error"].get("traceback", ""))
-                break
-            said = _explain_extra(problem, check, result, ref, encoded_cases(problem)[i], names)
-            if said:
-                verdicts.fail(check, where + said[0], said[1], said[2])
-                break
+# -- what the checks judge from -------------------------------------------------------------------------
+
+def _identifier(name: Any) -> bool:
+    return isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name) and len(name) <= 40
 
 
-def _explain_extra(problem: Problem, check: str, result: dict, ref: dict, encoded: list, names: list[str]):
-    tensors = [(n, a) for n, a in zip(names, encoded) if probing.differentiable(a)]
-    if check == "forward mode":
-        sizes = [len(a["values"]) for _, a in tensors]
-        rows = len(ref["output"]["values"])
-        mine, right = _matrices(result["jacobian"], sizes, rows), _matrices(ref["jacobian"], sizes, rows)
-        for (name, a), m, r in zip(tensors, mine, right):
-            said = explain(m, r, tuple(a["shape"]), name, f"The Jacobian from forward mode (jvp) with respect to {name}")
-            if said:
-                return said, "", [_heatmaps(f"Jacobian with respect to {name}", ("yours (jvp)", m), ("reference", r))]
+@dataclass
+class CaseView:
+    """One case: the inputs, what was measured, the reference's answers, and whether it can be judged."""
+
+    index: int
+    where: str
+    encoded: list[Any]
+    measured: dict
+    ref: dict
+    names: list[str]  # of every argument, in the learner's words
+    tensor_names: list[str]
+    seed: int
+    kwargs: dict = field(default_factory=dict)  # the case's keyword arguments
+
+    @property
+    def sizes(self) -> list[int]:
+        return _sizes(self.encoded)
+
+    @property
+    def shapes(self) -> list[tuple[int, ...]]:
+        return [tuple(a["shape"]) for a in self.encoded if probing.differentiable(a)]
+
+    @property
+    def rows(self) -> int:
+        return len(self.ref["output"]["values"])
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        return tuple(self.ref["output"]["shape"])
+
+    @cached_property
+    def directions(self) -> projections.Directions:
+        return projections.directions(self.seed, self.index, self.rows, tuple(self.sizes))
+
+    @property
+    def inputs(self) -> list[torch.Tensor]:
+        """The tensor inputs, as the reference saw them."""
+        return [_t(a["values"]).reshape(a["shape"]) for a in self.encoded if probing.differentiable(a)]
+
+    def vjps(self) -> list[list[list[float]]]:
+        return [_lists(self.measured[key], self.sizes) for key in ("vjp", "vjp2")]
+
+
+@dataclass
+class Blocked:
+    """A case a check cannot judge: the cause, told in full under the check it belongs to."""
+
+    owner: str
+    message: str
+    details: str = ""
+    short: str = ""  # for the other checks: "backward raises TypeError"
+
+
+class Judging:
+    """Everything a check's judgement reads, for one problem of one submission."""
+
+    def __init__(self, problem: Problem, data: dict, reference: dict, seed: int):
+        self.problem, self.data, self.reference, self.seed = problem, data, reference, seed
+        self.names = self._learner_names()
+        self.says = data.get("torch_says", {}) if isinstance(data.get("torch_says"), dict) else {}
+        self.cases = [self._case(i, c, r) for i, (c, r) in enumerate(zip(data.get("cases", []), reference["cases"]))]
+        self.failed: dict[str, Any] = {}  # the checks that failed so far, in report order
+
+    @property
+    def lookup(self) -> str:
+        return self.problem.lookup
+
+    def _learner_names(self) -> list[str]:
+        """The names of forward's parameters as the learner wrote them (ctx left out), where they fit the
+        arguments; otherwise the reference's."""
+        fallback = input_names(self.problem)
+        names = (self.data.get("names") or {}).get("forward") if isinstance(self.data.get("names"), dict) else None
+        count = max(len(c.args) for c in self.problem.cases)
+        if isinstance(names, list) and len(names) >= count and all(_identifier(n) for n in names[:count]):
+            return list(names[:count])
+        return fallback
+
+    def learner(self, key: str, default: list[str]) -> list[str]:
+        """Other names the learner chose: "backward" (backward's gradient parameters), "outputs_backward"
+        (those of the Function whose every output is graded)."""
+        names = (self.data.get("names") or {}).get(key) if isinstance(self.data.get("names"), dict) else None
+        if isinstance(names, list) and names and all(_identifier(n) for n in names):
+            return list(names)
+        return default
+
+    @property
+    def grad_output(self) -> str:
+        return self.learner("backward", ["grad_output"])[0]
+
+    def _case(self, i: int, measured: Any, ref: dict) -> CaseView:
+        if not isinstance(measured, dict):
+            raise TypeError("malformed case")
+        encoded = probing.positional(_encoded(self.problem, self.seed)[i])  # keyword arguments: self.problem.kwargs
+        names = list(self.names) + [f"argument {k + 1}" for k in range(len(self.names), len(encoded))]
+        tensor_names = [n for n, a in zip(names, encoded) if probing.differentiable(a)]
+        return CaseView(i, self.describe(i, names) + ": ", encoded, measured, ref, names, tensor_names, self.seed,
+                        self.problem.kwargs(i))
+
+    def describe(self, i: int, names: list[str]) -> str:
+        """The case in the learner's words: "With input (3, 8) and n = 2"."""
+        spec = self.problem.cases[i].args
+        parts = []
+        for name, arg in zip(names, spec):
+            if isinstance(arg, (TensorSpec, FixedTensor)):
+                shape = arg.shape if isinstance(arg, TensorSpec) else (arg.shape or (len(arg.values),))
+                values = f" = {list(arg.values)}" if isinstance(arg, FixedTensor) else ""
+                dtype = f" of {arg.dtype}" if isinstance(arg, TensorSpec) and not arg.differentiable else ""
+                parts.append(f"{name} of shape {tuple(shape)}{dtype}{values}")
+            else:
+                parts.append(f"{name} = {arg!r}")
+        parts += [f"{name} = {value!r}" for name, value in self.problem.cases[i].kwargs]
+        omitted = self._omitted(len(spec))
+        text = "With " + (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0])
+        return text + (f" ({', '.join(omitted)} left out)" if omitted else "")
+
+    def _omitted(self, given: int) -> list[str]:
+        defaults = (self.data.get("names") or {}).get("optional") if isinstance(self.data.get("names"), dict) else None
+        names = self.names
+        if isinstance(defaults, list):
+            return [n for n in names[given:] if n in defaults]
+        return []
+
+    # -- what stops a case from being judged -------------------------------------------------------------
+
+    def blocked(self, case: CaseView, part: str) -> Blocked | None:
+        """Why this case cannot be judged by a check of `part` ("forward", "backward", "second"), or None."""
+        from autograder.causes import error_cause
+
+        m, name = case.measured, self.lookup
+        if "error" in m:
+            said, details = error_cause(m["error"], self, case)
+            return Blocked("forward", case.where + said, details, f"forward raises {m['error'].get('type')}")
+        out = m.get("output", {})
+        if out.get("type") != "Tensor":
+            hint = ""
+            if self.problem.kind == "callable" and self.problem.all_outputs:
+                hint = f" (call {self.problem.all_outputs}.apply(x)[0]: the wrapper returns only the first output)"
+            return Blocked("forward", case.where + f"{name} returned a {out.get('type')}, not a Tensor{hint}.",
+                           short=f"{name} returns a {out.get('type')}, not a Tensor")
+        if part == "forward":
+            return None
+        if "backward_error" in m:
+            said, details = error_cause(m["backward_error"], self, case)
+            owner = "backward returns" if _validation_error(m["backward_error"]) else "gradient"
+            where = m["backward_error"].get("where", "backward")
+            return Blocked(owner, case.where + said, details, f"{where} raises {m['backward_error'].get('type')}")
+        if not out.get("has_grad_fn"):
+            return Blocked("gradient", case.where + f"{name}'s output has no grad_fn, so no gradient can flow "
+                                                    f"back through it (forward computed it outside autograd's "
+                                                    f"view, or returned a tensor made with .detach() or "
+                                                    f"torch.no_grad()).", short="the output has no grad_fn")
         return None
-    if check == "vmap":
-        (name, a), = tensors
-        x = _t(a["values"]).reshape(a["shape"])
-        batch = torch.stack([x, 2 * x, -x])
-        want = torch.stack([problem.reference(t) for t in batch])
-        got = result["batched"]
-        if got["shape"] != list(want.shape):
-            return (f"vmap over a batch of 3 gave shape {got['shape']} instead of {list(want.shape)}: the vmap rule "
-                    f"must put the batch dimension first.", "", [])
-        said = explain(_t([got["values"]]), want.reshape(1, -1), tuple(want.shape), "the batch",
-                       "The output under torch.func.vmap")
-        if said:
-            return said, "", []
-        xg = x.clone().requires_grad_()
-        (want_grad,) = torch.autograd.grad(problem.reference(xg).sum(), xg)
-        said = explain(_t([result["grad"]["values"]]), want_grad.reshape(1, -1), tuple(want_grad.shape), name,
-                       "The gradient from torch.func.grad")
-        return (said, "", []) if said else None
-    report = {str(k): str(v) for k, v in result["report"].items()}
-    failed = {k: v for k, v in report.items() if v != "SUCCESS"}
-    if failed:
-        first = next(iter(failed))
-        return (f"torch.library.opcheck's {first} fails: {failed[first].splitlines()[0][:300]}",
-                "\n\n".join(f"{k}: {v}" for k, v in report.items()), [])
+
+
+def _validation_error(error: dict) -> bool:
+    """Autograd refused what backward returned (a count, a gradient for a non-tensor, a shape)."""
+    message = str(error.get("message", ""))
+    return any(p in message for p in ("incorrect number of gradients", "different than None at position",
+                                      "invalid gradient at index"))
+
+
+# -- running the checks --------------------------------------------------------------------------------
+
+PARTS = ("forward", "backward", "second", "torch", "extra")  # the order a problem is measured in
+
+
+def judge(problem: Problem, data: dict, seed: int = 0) -> list[CheckResult]:
+    """Every check of the problem, from the probe's data of one submission."""
+    verdicts = Verdicts(problem)
+    passed_details: dict[str, str] = {}
+    try:
+        with projections.tolerances(problem.rtol_atol, problem.gradcheck_rtol_atol):
+            _judge(problem, data, reference_data(problem, seed), seed, verdicts, passed_details)
+    except (ValueError, TypeError, KeyError, IndexError, RuntimeError, AttributeError) as error:
+        verdicts.fail_all(f"The grader could not read what {problem.lookup} produced ({error}); it is "
+                          f"treated as wrong. Make sure it returns plain float64 tensors.", traceback.format_exc())
+    return verdicts.results(passed_details)
+
+
+def _gate(problem: Problem, data: dict) -> str | None:
+    """Why nothing of the problem can be judged: not defined, or not what the problem asks for."""
+    name = problem.lookup
+    if not data.get("defined"):
+        return f"{name} is not defined in the submission: define it with exactly this name (names are case-sensitive)."
+    want = "Function" if problem.kind == "function" else "callable"
+    kind = data.get("kind")
+    if (want == "Function" and kind != "Function") or (want == "callable" and kind not in ("callable", "Function")):
+        return (f"{name} is a {kind}, but the problem asks for "
+                f"{'a subclass of torch.autograd.Function' if want == 'Function' else 'a function'}.")
     return None
 
 
-def _judge_returns(case: dict, encoded: list[Any], names: list[str], where: str, verdicts: Verdicts) -> None:
-    returned = case.get("backward_returns")
-    if returned is None:
+def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: Verdicts,
+           passed: dict[str, str]) -> None:
+    from autograder import checks
+
+    gate = _gate(problem, data)
+    if gate:
+        verdicts.fail_all(gate)
         return
-    encoded = probing.positional(encoded)
-    extra = returned[len(encoded):]  # autograd accepts trailing Nones, e.g. for an omitted bias
-    if len(returned) < len(encoded) or any(v["kind"] != "None" for v in extra):
-        verdicts.fail("backward returns", where + f"backward returned {len(returned)} value(s) for the "
-                                                  f"{len(encoded)} input(s) of forward.")
+    if "cases" not in data:
+        verdicts.fail_all(f"No measurement of {problem.lookup} came back.")
         return
-    for k, (value, arg) in enumerate(zip(returned, encoded)):
-        label = names[k] if k < len(names) else f"input {k + 1}"
-        if isinstance(arg, dict) and not probing.differentiable(arg):
-            continue  # a tensor of integers, booleans...: autograd ignores what backward returns for it
-        if not isinstance(arg, dict) and value["kind"] != "None":
-            verdicts.fail("backward returns", where + f"backward returned a {value['kind']} for {label}, which "
-                                                      f"is not a tensor: return None for it.")
-        elif isinstance(arg, dict) and value["kind"] == "Tensor" and value["shape"] != arg["shape"]:
-            verdicts.fail("backward returns", where + f"the gradient for {label} has shape {value['shape']} but "
-                                                      f"{label} has shape {arg['shape']}.")
-        elif isinstance(arg, dict) and value["kind"] not in ("Tensor", "None"):
-            verdicts.fail("backward returns", where + f"backward returned a {value['kind']} for {label}; "
-                                                      f"return a tensor shaped like it.")
+    view = Judging(problem, data, reference, seed)
+    view.failed = verdicts.failures
+    for check in ("gradcheck", "gradgradcheck"):
+        if view.says.get(check):
+            passed[check] = torch_words(check, view.says[check])
+    finished = data.get("parts", PARTS)
+    shown: set[str] = set()  # tracebacks already shown: one per failure
+    told: dict[str, str] = {}
+    for name in problem.checks:
+        check = checks.BY_NAME[name]
+        unmet = [r for r in check.requires if r in verdicts.failures]
+        if unmet:
+            verdicts.fail(name, check.unmet(unmet))
+            continue
+        if check.part in PARTS and check.part not in finished:
+            verdicts.fail(name, _unfinished(problem, data, check.part))
+            continue
+        found = _blocked_finding(view, check, shown) if check.part in ("forward", "backward", "second") else None
+        if found is None:
+            found = check.judge(view)
+        if found is None:
+            continue
+        if found.passed:
+            verdicts.notes[name] = found.message
+            continue
+        details = found.details
+        if details and details in told and "Traceback" in details:
+            details = f"(The traceback is shown under {told[details]}.)"
+        elif details:
+            told.setdefault(details, name)
+        verdicts.fail(name, found.message, details, found.figures)
 
 
-def _judge_second(second: dict, d: projections.Directions, where: str, verdicts: Verdicts, says: dict,
-                  graphs: list[Figure], gtol: tuple[float, float] = (GRADCHECK_RTOL, GRADCHECK_ATOL)) -> None:
-    """Second derivatives through the student's backward against finite differences of that backward,
-    along random directions of the inputs and of v; the whole matrices where they were measured."""
-    if "error" in second:
-        verdicts.fail("gradgradcheck", where + explain_error(second["error"]), says.get("gradgradcheck", ""), graphs)
-        return
-    inputs = [len(u) for u in d.ux]
-    second = dict(second, hvp=_lists(second["hvp"], inputs + [len(d.v)]), fd_x=_lists(second["fd_x"], inputs),
-                  fd_v=_lists(second["fd_v"], inputs))
-    if not second.get("has_history") or projections.blind(second, d):
-        verdicts.fail("gradgradcheck", where + (
-            "backward's result has no autograd history linking it to the inputs, so autograd sees "
-            "second derivatives of zero where finite differences do not: backward used values autograd cannot see (tensors "
-            "stashed on ctx instead of save_for_backward, NumPy, .detach() or torch.no_grad()). Save "
-            "inputs and outputs with save_for_backward, return intermediates as extra outputs (as Sinh "
-            "does), and compute backward with torch operations."), says.get("gradgradcheck", ""), graphs)
-        return
-    said, figures = None, []
-    if "analytical" in second and "numerical" in second:
-        analytical, numerical = _t(second["analytical"]), _t(second["numerical"])
-        if analytical.shape != numerical.shape:
-            raise ValueError("malformed second derivatives")
-        said = explain(analytical, numerical, (analytical.shape[1],), "the inputs and grad_output",
-                       "The matrix of second derivatives (autograd through your backward)",
-                       rtol=gtol[0], atol=gtol[1])
-        if said:
-            said = said.replace("the right one", "the numerical one (finite differences of backward)")
-            figures = [_heatmaps("second derivatives (rows: gradient entries, columns: inputs then grad_output)",
-                                 ("analytical", analytical), ("numerical", numerical))]
-    for name, analytical_wu, numerical_wu in ([] if said else projections.gradgradcheck_pairs(second, d)):
-        if not projections.close(analytical_wu, numerical_wu, *gtol):
-            said = (f"Along a random direction of {name}, the second derivatives through autograd of your backward "
-                    f"give {analytical_wu:.6g} but finite differences of backward give {numerical_wu:.6g}.")
+def _blocked_finding(view: Judging, check, shown: set[str]) -> Finding | None:
+    part = "backward" if check.part == "second" else check.part
+    for case in view.cases:
+        blocked = view.blocked(case, part)
+        if blocked is None:
+            continue
+        if blocked.owner == check.name or (blocked.owner not in view.problem.checks and check.name == "forward"):
+            details = blocked.details if blocked.details not in shown else ""
+            shown.add(blocked.details)
+            return fail(blocked.message, details)
+        return fail(f"Not graded: {case.where[0].lower() + case.where[1:-2]}, {blocked.short} (see {blocked.owner}).")
+    return None
+
+
+def torch_words(check: str, said: Any) -> str:
+    """What torch.autograd.gradcheck (or gradgradcheck) said, whole lines only: its first lines, without
+    the matrices it prints after them (the pictures show those)."""
+    lines = str(said).splitlines()
+    kept = []
+    for line in lines:
+        if line.startswith(("numerical:", "analytical:")) or len(kept) >= 6:
             break
-    if said:
-        verdicts.fail("gradgradcheck", where + said, says.get("gradgradcheck", ""), figures + graphs)
+        kept.append(line)
+    left = len(lines) - len(kept)
+    more = f" ({left} more lines of PyTorch's message, the numerical and analytical Jacobians, are left out)" \
+        if left else ""
+    return f"torch.autograd.{check} says: " + "\n".join(kept) + more
+
+
+def _unfinished(problem: Problem, data: dict, part: str) -> str:
+    said = {"forward": f"calling {problem.lookup}", "backward": "its backward",
+            "second": "differentiating its backward (second derivatives)", "torch": "gradcheck",
+            "extra": "the checks of this lesson's APIs"}[part]
+    how = str(data.get("stopped") or "in time")[:300]
+    if how.startswith("within"):
+        how = f"it did not finish {how} (an endless loop, or a wait that never ends)"
+    return f"Grading stopped while measuring {said}: {how}. The checks measured before it are graded as usual."

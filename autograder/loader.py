@@ -82,6 +82,9 @@ class Submission:
     where: str = ""  # for the instructor only: where it was found (never shown to the student)
     ignored: list[str] = field(default_factory=list)  # other notebooks of the student, not graded
     unreadable: bool = False  # the file (or folder) could not be read at all: the instructor is told
+    # The code cells (indices into `cells`) the lesson itself expects to raise: tagged raises-exception,
+    # as the "What goes wrong here?" exercises are. Their errors are not the student's to fix.
+    expected_errors: list[int] = field(default_factory=list)
 
     @property
     def file(self) -> str:
@@ -418,6 +421,21 @@ def load(paths: list[Path], prefer: tuple[str, ...] = (), warnings: list[str] | 
     return subs
 
 
+def expected_errors(suffix: str, raw: bytes) -> list[int]:
+    """The code cells of a notebook tagged raises-exception (the lesson's own "What goes wrong here?"
+    cells, meant to raise), numbered as cells_of numbers them. Anything unexpected gives none."""
+    if suffix != ".ipynb":
+        return []
+    try:
+        cells = json.loads(raw.decode("utf-8-sig"))["cells"]
+        code = [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
+        return [i for i, cell in enumerate(code)
+                if isinstance((cell.get("metadata") or {}).get("tags"), list)
+                and "raises-exception" in cell["metadata"]["tags"]]
+    except Exception:  # noqa: BLE001 - the errors are then all listed, as before
+        return []
+
+
 def read_all(found: list[Found]) -> list[Submission]:
     ids = unique_names([(f.name, f.tiebreak) for f in found])
     return [read_one(f, sid) for f, sid in zip(found, ids)]
@@ -434,6 +452,7 @@ def read_one(found: Found, sid: str) -> Submission:
         else:
             raw = read_file(found.graded)
             sub.cells = cells_of(found.graded.name, found.graded.suffix, raw)
+            sub.expected_errors = expected_errors(found.graded.suffix, raw)
             digest.update(raw)
             total = 0
             for name in sorted(found.modules):

@@ -50,8 +50,9 @@ def scale_of(matrices: list[list[list[float]]]) -> float:
     return max(finite, default=0.0) or 1.0
 
 
-def cell_size(rows: int, cols: int, target: int = 180) -> int:
-    return max(2, min(14, target // max(rows, cols, 1)))
+def cell_size(rows: int, cols: int, target: int = 240) -> int:
+    """Squares of a readable size: 24 px for a small tensor, never under 4 px."""
+    return max(4, min(24, target // max(rows, cols, 1)))
 
 
 def heatmap(matrix: list[list[float]], scale: float, cell: int) -> tuple[bytes, int, int]:

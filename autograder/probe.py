@@ -69,6 +69,8 @@ _T = SimpleNamespace(
     fork_rng=torch.random.fork_rng,
     manual_seed=torch.manual_seed,
     float32=torch.float32,
+    push_saved_hooks=torch._C._autograd._push_saved_tensors_default_hooks,
+    BackwardCFunction=torch.autograd.function.BackwardCFunction,
 )
 
 
@@ -78,7 +80,7 @@ _MISSING = object()
 _BUILTIN_NAMES = frozenset(vars(builtins))
 # Modules whose globals the measurements (and the worker's messages) depend on, patched back before use.
 _PROTECTED_PREFIXES = ("autograder", "torch.autograd", "json", "traceback", "linecache", "random",
-                       "torch.utils._python_dispatch")
+                       "torch.utils._python_dispatch", "torchviz", "graphviz")
 _PROTECTED_MODULES = {"torch", "torch._tensor", "torch.functional", "torch.overrides", "torch._C",
                       "torch._C._autograd", "torch._ops", "torch.library", "builtins", "os", "posix", "sys",
                       "types", "functools", "operator", "math", "copy", "contextlib", "resource", "signal",
@@ -340,6 +342,12 @@ def with_kwargs(args: list[Any], like: Any) -> Args:
     return out
 
 
+def _inputs(args: list[Any]) -> list[Any]:
+    """The differentiable inputs among decoded arguments (every tensor, for arguments made elsewhere)."""
+    inputs = getattr(args, "inputs", None)
+    return list(inputs) if inputs is not None else [a for a in args if _is_tensor(a)]
+
+
 def plain(t: torch.Tensor) -> dict:
     """A tensor's dtype, shape and float64 values, read past any subclass or __torch_function__."""
     with _T.no_torch_function():
@@ -381,10 +389,56 @@ def _grad(outputs, inputs, grad_outputs, **kwargs):
         guard()
 
 
+def _excluded_prefixes() -> tuple[str, ...]:
+    """Where code that is not the learner's lives: torch, this package, Python's own library and the
+    installed packages. A traceback shows only the frames outside them."""
+    import os
+    import sysconfig
+
+    paths = {os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(__file__))}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        with contextlib.suppress(KeyError):
+            paths.add(sysconfig.get_paths()[key])
+    return tuple(sorted(p.rstrip("/") + "/" for p in paths if p)) + ("<frozen ",)
+
+
+_EXCLUDED = _excluded_prefixes()
+
+
+def _shown_file(filename: str) -> str:
+    """A frame's file as the learner knows it: a notebook cell rather than IPython's temporary file."""
+    if "/ipykernel_" in filename or filename.startswith("<ipython-input"):
+        return "<your notebook>"
+    return filename
+
+
+def student_frames(tb) -> list[dict]:
+    """The frames of a traceback that run the learner's code, innermost last, as plain data."""
+    frames = []
+    for frame in traceback.extract_tb(tb):
+        if frame.filename.startswith(_EXCLUDED):
+            continue
+        frames.append({"file": _shown_file(frame.filename), "line": frame.lineno or 0, "name": frame.name,
+                       "code": (frame.line or "").strip()[:200]})
+    return frames[-8:]
+
+
 def error_data(error: BaseException, where: str) -> dict:
-    text = "".join(traceback.format_exception(_T.type(error), error, error.__traceback__, limit=-3))
-    return {"type": _T.type(error).__name__, "message": str(error)[:MAX_TEXT], "where": where,
-            "traceback": text[-MAX_TEXT:]}
+    """An exception of student code as plain data: its type, message and the learner's own frames (a
+    traceback without torch's or the grader's frames and paths; empty when no frame is the learner's)."""
+    frames = student_frames(error.__traceback__)
+    message = str(error)[:MAX_TEXT]
+    text = ""
+    if frames:
+        lines = ["Traceback (your code only, most recent call last):"]
+        for f in frames:
+            lines.append(f'  File "{f["file"]}", line {f["line"]}, in {f["name"]}')
+            if f["code"]:
+                lines.append(f"    {f['code']}")
+        lines.append(f"{_T.type(error).__name__}: {message}")
+        text = "\n".join(lines)[-MAX_TEXT:]
+    return {"type": _T.type(error).__name__, "message": message, "where": where, "traceback": text,
+            "frames": frames}
 
 
 # -- the measurements --------------------------------------------------------------------------------
@@ -400,23 +454,82 @@ def _function_of(problem, namespace: dict) -> tuple[Any, dict]:
     return obj, data
 
 
-def measure(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int = 0) -> dict:
+def _parameters(function: Any, skip: int) -> tuple[list[str], list[str]]:
+    """A function's positional parameter names after the first `skip`, and those with a default."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return [], []
+    names = list(code.co_varnames[:code.co_argcount])
+    defaults = getattr(function, "__defaults__", None) or ()
+    optional = names[len(names) - len(defaults):] if defaults else []
+    return [str(n) for n in names[skip:]], [str(n) for n in optional]
+
+
+def learner_names(problem, obj: Any, namespace: dict) -> dict:
+    """The names the learner gave forward's arguments and backward's gradients, so that causes speak of
+    `input` and `weight` rather than of the reference's names ("forward", "optional", "backward",
+    "outputs_backward")."""
+    names: dict[str, list[str]] = {}
+    with contextlib.suppress(BaseException):
+        if problem.kind == "function":
+            own_context = getattr(obj, "setup_context", None) is not getattr(_T.Function, "setup_context", None)
+            names["forward"], names["optional"] = _parameters(getattr(obj, "forward", None), 0 if own_context else 1)
+        else:
+            names["forward"], names["optional"] = _parameters(obj, 0)
+        owner = obj if problem.kind == "function" else namespace.get(problem.all_outputs or "")
+        if owner is not None:
+            names["backward"], _ = _parameters(getattr(owner, "backward", None), 1)
+        if problem.all_outputs:
+            names["outputs_backward"] = names.get("backward", [])
+    guard()
+    return {k: [n[:40] for n in v[:12]] for k, v in names.items()}
+
+
+def measure(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int = 0, report=None) -> dict:
     """Everything the judge needs about one problem in a submission's namespace, through random
-    projections (projections.py): no reference is needed or known here. Which failures deserve to be
-    measured in full is decided by the grader (`explain_plan`), which then asks for `explain`."""
+    projections (projections.py): no reference is needed or known here. It is measured in parts, in the
+    order of judge.PARTS, and `report(data)` is called after each, so that a part that never finishes
+    costs only the checks that need it. Which failures deserve to be measured in full is decided by the
+    grader (`explain_plan`), which then asks for `explain`."""
     obj, data = _function_of(problem, namespace)
     if obj is None:
         return data
     _reset_torch()
     guard()
+    data["names"] = learner_names(problem, obj, namespace)
+    data["parts"] = []
     recorded: list[Any] = []
     backward_owner = obj if problem.kind == "function" else namespace.get(next(iter(problem.also_functions), ""))
+    from autograder import checks  # loaded in the clean parent (sandbox/server.py) before any worker starts
+
+    own = checks.measurements(problem)
+
+    def done(part: str) -> None:
+        data["parts"].append(part)
+        if report is not None:
+            report(data)
+
     with _recording_backward(backward_owner, recorded):
-        data["cases"] = cases = [measure_case(problem, obj, case, seed, i, recorded)
-                                 for i, case in enumerate(encoded_cases)]
+        data["cases"] = cases = [forward_case(problem, obj, case) for case in encoded_cases]
+        done("forward")
+        for i, (case, encoded) in enumerate(zip(cases, encoded_cases)):
+            if "output" in case and case["output"].get("type") == "Tensor":
+                backward_case(problem, obj, namespace, encoded, seed, i, recorded, case)
+        for check, measure_check in own.get("backward", []):
+            data.setdefault("checks", {})[check] = measure_check(problem, obj, namespace, encoded_cases, seed)
+        done("backward")
+        if problem.double_backward:
+            d_cases = [(i, c) for i, c in enumerate(cases) if "vjp" in c]
+            for i, case in d_cases:
+                case["second"] = second_projections(problem, obj, encoded_cases[i], _directions_of(case, seed, i))
+        for check, measure_check in own.get("second", []):
+            data.setdefault("checks", {})[check] = measure_check(problem, obj, namespace, encoded_cases, seed)
+        done("second")
         data["torch_says"] = torch_checks(problem, obj, encoded_cases[0], seed, _worth_quoting(cases, seed))
+        done("torch")
     if problem.extra_checks:
         data["extra"] = measure_extra(problem, obj, encoded_cases)
+    done("extra")
     return data
 
 
@@ -458,7 +571,8 @@ def explain(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int,
         except (IndexError, TypeError, ValueError, KeyError):
             continue
     if found["cases"]:
-        found["graph"] = backward_graph(problem, obj, encoded_cases[0])
+        names = (measured.get("names") or {}).get("forward") if isinstance(measured.get("names"), dict) else None
+        found["graph"] = backward_graph(problem, obj, encoded_cases[0], names)
     return found
 
 
@@ -508,7 +622,8 @@ def _reset_torch() -> None:
 
 
 class _recording_backward:
-    """Wraps the class's backward to note what it returned, before autograd validates it."""
+    """Wraps the class's backward to note what it returned, before autograd validates it, and what
+    ctx.needs_input_grad said."""
 
     def __init__(self, cls, recorded: list):
         self.cls, self.recorded = cls, recorded
@@ -521,8 +636,10 @@ class _recording_backward:
         recorded = self.recorded
 
         def recording_backward(ctx, *grads):
+            needs = getattr(ctx, "needs_input_grad", None)
             result = backward(ctx, *grads)
-            recorded.append(describe_returns(result))
+            recorded.append({"returns": describe_returns(result),
+                             "needs": [bool(n) for n in needs] if _T.isinstance(needs, tuple) else None})
             return result
 
         setattr(self.cls, "backward", staticmethod(recording_backward))
@@ -555,40 +672,222 @@ def _directions_of(case: dict, seed: int, index: int) -> projections.Directions:
     return projections.directions(seed, index, len(case["output"]["values"]), tuple(len(g) for g in case["vjp"]))
 
 
-def measure_case(problem, obj, encoded: list[Any], seed: int, index: int, recorded: list) -> dict:
-    """The forward output, one vector-Jacobian product, finite differences of forward along one direction
-    and, where graded, second derivatives along one direction (see projections.py)."""
+class _SavedLog:
+    """Saved-tensor hooks around one call of forward: every tensor that goes through save_for_backward
+    (the hooks see nothing else). Pushed by hand, and popped whether or not guard() already cleared it."""
+
+    def __init__(self):
+        self.tensors: list[torch.Tensor] = []
+        self.unpacked = 0
+        log = self
+
+        def pack(t):
+            log.tensors.append(t)
+            return t
+
+        def unpack(t):
+            log.unpacked += 1
+            return t
+
+        self.hooks = (pack, unpack)
+
+    def __enter__(self):
+        _T.push_saved_hooks(*self.hooks)
+        return self
+
+    def __exit__(self, *exc):
+        top = _T.saved_hooks(False)
+        if top is not None and top[0] is self.hooks[0]:
+            _T.pop_saved_hooks()
+
+
+def _node_of(t: torch.Tensor) -> Any:
+    """The node that made a tensor, past the alias a plain view of it (`_view`) adds."""
+    node = _view(t).grad_fn
+    for _ in range(4):
+        if node is None or _T.type(node).__name__ != "AliasBackward0":
+            break
+        node = node.next_functions[0][0]
+    return node
+
+
+def _kind_of(t: Any, args: list[Any], node: Any, out: Any = None) -> dict:
+    """What a tensor kept by forward is: one of its inputs, one of its outputs, or computed inside forward
+    (an intermediate, or a detached copy of an input or of the output)."""
+    for k, a in enumerate(args):
+        if t is a:
+            return {"kind": "input", "index": k}
+    with _T.no_torch_function():
+        v = _T.as_subclass(t, _T.Tensor)
+        if node is not None and _node_of(v) is node:
+            return {"kind": "output"}
+        for k, a in enumerate(args):
+            if _is_tensor(a) and v.data_ptr() == _view(a).data_ptr() and v.data_ptr() != 0:
+                return {"kind": "detached", "index": k}
+        if out is not None and v.data_ptr() == _view(out).data_ptr() and v.data_ptr() != 0:
+            return {"kind": "detached", "of": "output"}
+        if v.grad_fn is not None or v.requires_grad:
+            return {"kind": "other"}
+    return {"kind": "intermediate"}
+
+
+def _ctx_tensors(node: Any, args: list[Any], out: Any = None) -> list[dict]:
+    """The tensors forward kept as plain attributes of ctx (`ctx.x = x`), directly or in a tuple or list."""
+    found = []
+    try:
+        attributes = dict(vars(node))
+    except TypeError:
+        return found
+    for attr, value in list(attributes.items())[:50]:
+        values = value if _T.isinstance(value, (tuple, list)) else (value,)
+        for item in list(values)[:10]:
+            if _is_tensor(item):
+                found.append({"attr": str(attr)[:40], **_kind_of(item, args, node, out)})
+    return found
+
+
+def forward_case(problem, obj, encoded: list[Any]) -> dict:
+    """One call of forward: its output, whether it changed its inputs (and said so with ctx.mark_dirty),
+    which tensors it passed to save_for_backward and which it kept as attributes of ctx."""
     case: dict[str, Any] = {"arg_kinds": ["Tensor" if differentiable(a) else f"Tensor({a.get('dtype')})"
                                           if _T.isinstance(a, dict) else _T.type(a).__name__
                                           for a in positional(encoded)]}
     args = decode_args(encoded)
     try:
-        out = _call(problem, obj, args)
+        with _SavedLog() as log:
+            out = _call(problem, obj, args)
     except BaseException as error:  # noqa: BLE001 - any failure of student code is data
         case["error"] = error_data(error, "forward")
         return case
+    changed, dirty = [], []
+    for k, (a, e) in enumerate(zip(args, encoded)):
+        if _T.isinstance(e, dict) and _is_tensor(a):
+            if plain(a)["values"] != e["values"]:
+                changed.append(k)
+            if out is a:
+                dirty.append(k)
+    case["inputs_changed"], case["dirty"] = changed, dirty
     if not _is_tensor(out):
         case["output"] = {"type": _T.type(out).__name__}
         return case
     out = _view(out)
     case["output"] = {"type": "Tensor", **plain(out), "has_grad_fn": out.grad_fn is not None}
-    tensors = args.inputs
+    node = _node_of(out)
+    case["saved"] = [_kind_of(t, args, node, out) for t in log.tensors[:20]]
+    case["ctx_tensors"] = _ctx_tensors(node, args, out) if node is not None and _is_function_node(node) else []
+    return case
+
+
+def _is_function_node(node: Any) -> bool:
+    """A custom Function's node (its ctx), as opposed to one of PyTorch's own."""
+    return _T.isinstance(node, _T.BackwardCFunction)
+
+
+def backward_case(problem, obj, namespace: dict, encoded: list[Any], seed: int, index: int, recorded: list,
+                  case: dict) -> None:
+    """Backward on a fresh call: one vector-Jacobian product twice on the same graph (saved tensors still
+    intact?), whether backward changed grad_output, what it returned, finite differences of forward along
+    one direction and, for a Function with several outputs, each output's gradient."""
+    args = decode_args(encoded)
+    try:
+        out = _view(_call(problem, obj, args))
+    except BaseException as error:  # noqa: BLE001 - forward failed this time only
+        case["backward_error"] = error_data(error, "forward")
+        return
+    tensors = _inputs(args)
     d = projections.directions(seed, index, out.numel(), tuple(_sizes(encoded)))
     recorded.clear()
     try:
-        first = _vector_jacobian(out, tensors, d.v)
-        case["vjp2"] = _vector_jacobian(out, tensors, d.v2)  # again on the same graph: saved tensors intact?
+        first, changed = _vector_jacobian(out, tensors, d.v, watch=True)
+        case["grad_output_changed"] = changed
+        case["vjp2"], _ = _vector_jacobian(out, tensors, d.v2)
         case["vjp"] = first
     except BaseException as error:  # noqa: BLE001
         case["backward_error"] = error_data(error, "backward")
-    case["backward_returns"] = recorded[0] if recorded else None
+    case["backward_returns"] = recorded[0]["returns"] if recorded else None
     try:
         case["fd"] = _directional(problem, obj, encoded, d.u)
     except BaseException as error:  # noqa: BLE001
         case["numerical_error"] = error_data(error, "forward")
-    if problem.double_backward and "vjp" in case:
-        case["second"] = second_projections(problem, obj, encoded, d)
-    return case
+    if "vjp" in case and sum(1 for a in encoded if differentiable(a)) > 1:
+        case["subsets"] = _subsets(problem, obj, encoded, d.v, recorded)
+    if problem.all_outputs and "vjp" in case:
+        case["extra_outputs"] = _extra_outputs(problem, namespace.get(problem.all_outputs), encoded, seed, index)
+
+
+def _subsets(problem, obj, encoded: list[Any], v: list[float], recorded: list) -> list[dict]:
+    """The Function called with only some tensor inputs requiring a gradient (every such subset but all
+    and none): what ctx.needs_input_grad said, what backward returned, and the gradients of the inputs
+    that need one."""
+    positions = [k for k, a in enumerate(positional(encoded)) if differentiable(a)]
+    found = []
+    for mask in range(1, (1 << len(positions)) - 1):
+        wanted = [bool(mask >> j & 1) for j in range(len(positions))]
+        args = decode_args(encoded)
+        for k, want in zip(positions, wanted):
+            _T.requires_grad_(args[k], want)
+        result: dict[str, Any] = {"requires": wanted}
+        recorded.clear()
+        try:
+            out = _view(_call(problem, obj, args))
+            if out.grad_fn is None:
+                result["no_grad_fn"] = True
+            else:
+                needing = [args[k] for k, want in zip(positions, wanted) if want]
+                grads = _grad(out, needing, _make(list(out.shape), v, requires_grad=False), allow_unused=True)
+                result["vjp"] = [_flat(g, t.numel()) for g, t in zip(grads, needing)]
+        except BaseException as error:  # noqa: BLE001
+            result["error"] = error_data(error, "backward")
+        if recorded:
+            result["returns"], result["needs"] = recorded[0]["returns"], recorded[0]["needs"]
+        found.append(result)
+    return found
+
+
+def _apply(function, args: list[Any]) -> Any:
+    try:
+        return _T.apply(function, *args)
+    finally:
+        guard()
+
+
+def _extra_outputs(problem, function, encoded: list[Any], seed: int, index: int) -> list[dict]:
+    """For each output after the first of the Function that the graded callable wraps (Sinh's exp(x) and
+    exp(-x)): the vector-Jacobian product through backward with a gradient on that output only, and
+    finite differences of that output along a direction, as gradcheck asks of every output."""
+    if not (_T.isinstance(function, type) and _T.issubclass(function, _T.Function)):
+        return []
+    found = []
+    try:
+        args = decode_args(encoded)
+        tensors = _inputs(args)
+        outputs = [_view(o) for o in _outputs_of_args(function, decode_args(encoded)) if _is_tensor(o)]
+    except BaseException:  # noqa: BLE001 - the first output's measurements hold the failure
+        return []
+    del args, tensors
+    for j in range(1, min(len(outputs), 6)):
+        d = projections.directions(seed, 1000 * (index + 1) + j, outputs[j].numel(), tuple(_sizes(encoded)))
+        entry: dict[str, Any] = {"output": j}
+        try:
+            args = decode_args(encoded)
+            tensors = _inputs(args)
+            out = _view(_outputs_of_args(function, args)[j])
+            entry["vjp"], _ = _vector_jacobian(out, tensors, d.v)
+
+            def values(enc: list[Any], j: int = j) -> list[float]:
+                with _T.no_grad():
+                    return plain(_outputs_of_args(function, decode_args(enc))[j])["values"]
+
+            entry["fd"] = _difference(values(_moved(encoded, d.u, EPS)), values(_moved(encoded, d.u, -EPS)))
+        except BaseException as error:  # noqa: BLE001
+            entry["error"] = error_data(error, "backward")
+        found.append(entry)
+    return found
+
+
+def _outputs_of_args(function, args: list[Any]) -> list[Any]:
+    result = _apply(function, args)
+    return list(result) if _T.isinstance(result, tuple) else [result]
 
 
 def reference_case(problem, obj, encoded: list[Any]) -> dict:
@@ -596,7 +895,7 @@ def reference_case(problem, obj, encoded: list[Any]) -> dict:
     args = decode_args(encoded)
     out = _view(_call(problem, obj, args))
     return {"output": {"type": "Tensor", **plain(out), "has_grad_fn": out.grad_fn is not None},
-            "jacobian": analytical_jacobian(out, args.inputs)}
+            "jacobian": analytical_jacobian(out, _inputs(args))}
 
 
 def _worth_explaining(case: dict, expect: dict | None, seed: int, index: int) -> tuple[bool, bool]:
@@ -623,7 +922,8 @@ def explain_case(problem, obj, encoded: list[Any], seed: int, index: int, first:
     if first:
         args = decode_args(encoded)
         with contextlib.suppress(BaseException):  # the projections already hold the failure
-            found["jacobian"] = analytical_jacobian(_view(_call(problem, obj, args)), args.inputs)
+            found["jacobian"] = analytical_jacobian(_view(_call(problem, obj, args)),
+                                                    _inputs(args))
         with contextlib.suppress(BaseException):
             found["numerical"] = numerical_jacobian(problem, obj, encoded)
     if second:
@@ -642,13 +942,16 @@ def _flat(t: torch.Tensor | None, size: int) -> list[float]:
     return [0.0] * size if t is None else plain(t)["values"]
 
 
-def _vector_jacobian(out: torch.Tensor, tensors: list[torch.Tensor], v: list[float]) -> list[list[float]]:
-    """vᵀJ, one list per tensor input: a single backward call."""
+def _vector_jacobian(out: torch.Tensor, tensors: list[torch.Tensor], v: list[float],
+                     watch: bool = False) -> tuple[list[list[float]], bool]:
+    """vᵀJ, one list per tensor input: a single backward call; and whether backward changed the
+    grad_output it was given (`watch`)."""
     if out.numel() == 0 or out.grad_fn is None:
-        return [[0.0] * t.numel() for t in tensors]
-    grads = _grad(out, tensors, _make(list(out.shape), v, requires_grad=False), retain_graph=True,
-                  allow_unused=True)
-    return [_flat(g, t.numel()) for g, t in zip(grads, tensors)]
+        return [[0.0] * t.numel() for t in tensors], False
+    grad_output = _make(list(out.shape), v, requires_grad=False)
+    grads = _grad(out, tensors, grad_output, retain_graph=True, allow_unused=True)
+    changed = watch and plain(grad_output)["values"] != list(v)
+    return [_flat(g, t.numel()) for g, t in zip(grads, tensors)], changed
 
 
 def analytical_jacobian(out: torch.Tensor, tensors: list[torch.Tensor]) -> list[list[list[float]]]:
@@ -713,7 +1016,7 @@ def numerical_jacobian(problem, obj, encoded: list[Any]) -> list[list[list[float
 
 def _vjp(problem, obj, encoded: list[Any], v_values: list[float], create_graph: bool):
     args = decode_args(encoded)
-    tensors = args.inputs
+    tensors = _inputs(args)
     out = _view(_call(problem, obj, args))
     v = _make(list(out.shape), v_values, requires_grad=create_graph)
     grads = _grad(out, tensors, v, create_graph=create_graph, allow_unused=True)
@@ -804,22 +1107,30 @@ def _numerical_second(problem, obj, encoded: list[Any], v_values: list[float]) -
     return [list(row) for row in zip(*columns)]
 
 
-def backward_graph(problem, obj, encoded: list[Any]) -> dict | None:
-    """The graph of the student's backward, built with create_graph=True, as plain data."""
+def backward_graph(problem, obj, encoded: list[Any], names: list[str] | None = None) -> dict | None:
+    """The graph of backward, built with create_graph=True and read by torchviz, as plain data: the
+    gradients named grad_<input>, the inputs by their names in forward (`names`), and the output `out`."""
     try:
         args = decode_args(encoded)
-        tensors = args.inputs
-        out = _view(_call(problem, obj, args))
-        grads = _grad(out, tensors, _make(list(out.shape), [1.0] * out.numel(), False),
+        labels = list(names or [])
+        labels += [f"input{k + 1}" for k in range(len(labels), len(args))]
+        inputs = _inputs(args)
+        tensors = [(label, a) for label, a in zip(labels, args) if any(a is t for t in inputs)]
+        if len(tensors) == 1 and not names:
+            tensors = [("x", tensors[0][1])]
+        raw = _call(problem, obj, args)
+        out = raw if _T.type(raw) is _T.Tensor else _view(raw)  # a plain tensor is drawn as it is: no alias
+        grads = _grad(out, [t for _, t in tensors], _make(list(out.shape), [1.0] * out.numel(), False),
                       create_graph=True, allow_unused=True)
-        grads = [None if g is None else _view(g) for g in grads]
-        named = {"out": out, **{f"grad_{i}": g for i, g in enumerate(grads) if g is not None},
-                 **{f"input_{i}": t for i, t in enumerate(tensors)}}
-        if len(tensors) == 1 and "grad_0" in named:
-            named = {"grad_x": named["grad_0"], "x": tensors[0], "out": out}
+        named = {f"grad_{label}": g if _T.type(g) is _T.Tensor else _view(g)
+                 for (label, _), g in zip(tensors, grads) if g is not None}
+        named.update({label: t for label, t in tensors})
+        named["out"] = out
         return graph_of(**named).to_dict()
     except BaseException:  # noqa: BLE001 - no picture is better than a crash
         return None
+    finally:
+        guard()
 
 
 def _plain_result(result: Any) -> Any:

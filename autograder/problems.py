@@ -6,28 +6,22 @@ for the inline check, in the notebook) and `judge.py` turns the measurements int
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
-# Checks in the order they are reported, with what each one asks (shown in feedback tables).
-CHECKS = {
-    "is a Function": "the name is defined and is what the problem asks for",
-    "forward": "forward returns a tensor of the right shape, dtype and values",
-    "backward returns": "backward returns one value per forward input: a gradient shaped like each "
-    "tensor input, None for the others",
-    "gradient": "the gradients (vector-Jacobian products) equal the reference's",
-    "gradcheck": "the analytical Jacobian agrees with finite differences (float64)",
-    "gradgradcheck": "the second derivatives agree with finite differences of backward (float64)",
-    "forward mode": "forward-mode AD (the jvp staticmethod) gives the right Jacobian",
-    "vmap": "torch.func.vmap and torch.func.grad over the Function give the right values",
-    "opcheck": "torch.library.opcheck finds the custom op registered correctly",
-}
-EXTRA_CHECKS = ("forward mode", "vmap", "opcheck")  # asked for by a problem's extra_checks
-# "is a Function" earns nothing by itself: an untouched student notebook (classes that raise) scores 0.
-POINTS = {"is a Function": 0, "forward": 2, "backward returns": 1, "gradient": 3, "gradcheck": 3,
-          "gradgradcheck": 2, "forward mode": 2, "vmap": 2, "opcheck": 2}
+
+def __getattr__(name: str):
+    """CHECKS (name -> the question it asks), EXTRA_CHECKS and POINTS, read from the checks themselves
+    (autograder/checks.py), which import this module."""
+    if name in ("CHECKS", "EXTRA_CHECKS", "POINTS"):
+        from autograder import checks
+
+        return {"CHECKS": {c.name: c.question for c in checks.ALL}, "EXTRA_CHECKS": checks.EXTRA,
+                "POINTS": {c.name: c.points for c in checks.ALL}}[name]
+    raise AttributeError(name)
 
 
 DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
@@ -73,6 +67,18 @@ class TensorSpec:
 
 
 @dataclass(frozen=True)
+class FixedTensor:
+    """A float64 input with given values, for the values a lesson promises to try (Softplus at ±1000)."""
+
+    values: tuple[float, ...]
+    shape: tuple[int, ...] = ()
+
+    def make(self, generator: torch.Generator) -> torch.Tensor:
+        shape = self.shape or (len(self.values),)
+        return torch.tensor(self.values, dtype=torch.float64).reshape(shape)
+
+
+@dataclass(frozen=True)
 class Case:
     """One call of the student's Function: tensor specs and plain values (an omitted optional
     argument is simply left out), and keyword arguments (plain values) passed by name."""
@@ -89,17 +95,35 @@ class Case:
         def one(a):
             if isinstance(a, TensorSpec):
                 return f"tensor{tuple(a.shape)}" + ("" if a.differentiable else f" of {a.dtype}")
+            if isinstance(a, FixedTensor):
+                return f"tensor{tuple(a.shape or (len(a.values),))}"
             return repr(a)
 
         parts = [one(a) for a in self.args] + [f"{k}={one(v)}" for k, v in self.kwargs]
         return "(" + ", ".join(parts) + ")"
 
 
+@dataclass(frozen=True)
+class Term:
+    """One named term of a derivative, as a function of the tensor inputs (see Problem.terms)."""
+
+    text: str
+    value: Callable[..., torch.Tensor]
+
+
 @dataclass(frozen=True, eq=False)  # hashed by identity: one object per problem
 class Problem:
     """A graded Function. `kind` is "function" (a torch.autograd.Function subclass, called through
     `.apply`) or "callable" (a plain function such as `sinh`). `reference` computes the right answer
-    with PyTorch's own operations, so autograd differentiates it exactly."""
+    with PyTorch's own operations, so autograd differentiates it exactly; `solution`, when given, is a
+    Function written the way the exercise asks, whose autograd graph is drawn as the reference's.
+
+    What the exercise asks beyond the numbers, each a graded check (autograder/checks.py): `saves`, that
+    tensors kept for backward go through ctx.save_for_backward; `companion`, a Function backward must
+    call (Cube: CubeBackward); `all_outputs`, a Function whose every output backward must differentiate
+    (Sinh's extra outputs). What the grader knows of the mathematics, to name a mistake's cause:
+    `elementwise` (output entry i depends on input entry i only), `derivative` (in words), `terms` (the
+    derivative as a sum of named terms, so that a missing term or one of the wrong sign is named)."""
 
     name: str
     summary: str
@@ -114,8 +138,14 @@ class Problem:
     # instructor chooses (visibility "hidden" or "after_published"). A whole problem, or single checks.
     hidden: bool = False
     hidden_checks: frozenset[str] = frozenset()
-    # Points per check; a partial dict changes those checks only (the others keep POINTS).
-    points: dict[str, float] = field(default_factory=lambda: dict(POINTS))
+    points: dict[str, float] = field(default_factory=dict)  # overrides of the checks' own points
+    saves: bool = False
+    companion: str = ""
+    all_outputs: str = ""
+    solution: Any = None
+    elementwise: bool = False
+    derivative: str = ""
+    terms: tuple[Term, ...] = ()
     # Authoring (docs/authoring.md): (rtol, atol) against the reference (forward, gradient; default
     # projections.RTOL/ATOL), and against finite differences (gradcheck, gradgradcheck; default torch's);
     # checks left out (e.g. "gradcheck" for a straight-through estimator); a sentence of the
@@ -126,18 +156,12 @@ class Problem:
     hints: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
-        object.__setattr__(self, "points", {**POINTS, **self.points})
         object.__setattr__(self, "skip", tuple(self.skip))
         object.__setattr__(self, "hidden_checks", frozenset(self.hidden_checks))
 
     @property
     def lookup(self) -> str:
         return self.entry or self.name
-
-    @property
-    def checks(self) -> list[str]:
-        base = [c for c in CHECKS if c not in EXTRA_CHECKS and (c != "gradgradcheck" or self.double_backward)]
-        return [c for c in base + [c for c in EXTRA_CHECKS if c in self.extra_checks] if c not in self.skip]
 
     @property
     def rtol_atol(self) -> tuple[float, float]:
@@ -152,13 +176,31 @@ class Problem:
         return tuple(self.gradcheck_tolerance) if self.gradcheck_tolerance else (GRADCHECK_RTOL, GRADCHECK_ATOL)
 
     @property
+    def checks(self) -> list[str]:
+        from autograder import checks
+
+        return [c.name for c in checks.ALL if c.applies(self) and c.name not in self.skip]
+
+    def points_of(self, check: str) -> float:
+        from autograder import checks
+
+        return self.points.get(check, checks.BY_NAME[check].points if check in checks.BY_NAME else 0.0)
+
+    @property
     def max_score(self) -> float:
-        return sum(self.points[c] for c in self.checks)
+        return sum(self.points_of(c) for c in self.checks)
+
+    @property
+    def tensor_inputs(self) -> int:
+        """The most differentiable (float64) tensor arguments any case passes."""
+        return max(sum(isinstance(a, FixedTensor) or (isinstance(a, TensorSpec) and a.differentiable) for a in c.args)
+                   for c in self.cases)
 
     def inputs(self, case_index: int, seed: int = 0) -> list[Any]:
         """The seeded inputs of one case: grading the same submission twice gives the same results."""
         generator = torch.Generator().manual_seed(seed * 1000 + case_index)
-        return [a.make(generator) if isinstance(a, TensorSpec) else a for a in self.cases[case_index].args]
+        return [a.make(generator) if isinstance(a, (TensorSpec, FixedTensor)) else a
+                for a in self.cases[case_index].args]
 
     def kwargs(self, case_index: int) -> dict[str, Any]:
         return dict(self.cases[case_index].kwargs)
@@ -170,7 +212,8 @@ class Problem:
         """What a grading worker may know of this problem: how to find and call the Function and what to
         measure; never the reference, the points or whether it is hidden."""
         return {"name": self.name, "entry": self.entry, "kind": self.kind, "double_backward": self.double_backward,
-                "extra_checks": list(self.extra_checks), "also_functions": list(self.also_functions)}
+                "extra_checks": list(self.extra_checks), "also_functions": list(self.also_functions),
+                "companion": self.companion, "all_outputs": self.all_outputs, "checks": self.checks}
 
 
 @dataclass(frozen=True)
@@ -183,12 +226,16 @@ class Spec:
     double_backward: bool = False
     extra_checks: tuple[str, ...] = ()
     also_functions: tuple[str, ...] = ()
+    companion: str = ""
+    all_outputs: str = ""
+    checks: tuple[str, ...] = ()
 
     @classmethod
     def from_dict(cls, data: dict) -> Spec:
         return cls(str(data["name"]), str(data.get("entry", "")), str(data.get("kind", "function")),
                    bool(data.get("double_backward")), tuple(data.get("extra_checks", ())),
-                   tuple(data.get("also_functions", ())))
+                   tuple(data.get("also_functions", ())), str(data.get("companion", "")),
+                   str(data.get("all_outputs", "")), tuple(str(c) for c in data.get("checks", ())))
 
     @property
     def lookup(self) -> str:

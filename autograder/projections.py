@@ -14,6 +14,7 @@ draws the very same vectors to decide the verdicts.
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -87,8 +88,34 @@ def close(actual: float, expected: float, rtol: float, atol: float) -> bool:
     return actual == expected or abs(actual - expected) <= atol + rtol * abs(expected)
 
 
-def all_close(actual: list, expected: list, rtol: float = RTOL, atol: float = ATOL) -> bool:
-    """Nested lists of numbers, equal in shape and close entry by entry."""
+# The tolerances in force: a problem may set its own (Problem.tolerance, .gradcheck_tolerance), which the
+# judge puts in force while it judges that problem (`tolerances`).
+_IN_FORCE: list[tuple[tuple[float, float], tuple[float, float]]] = [((RTOL, ATOL), (GRADCHECK_RTOL, GRADCHECK_ATOL))]
+
+
+@contextmanager
+def tolerances(reference: tuple[float, float], gradcheck: tuple[float, float]):
+    """(rtol, atol) against the reference and against finite differences, while judging one problem."""
+    _IN_FORCE.append((tuple(reference), tuple(gradcheck)))
+    try:
+        yield
+    finally:
+        _IN_FORCE.pop()
+
+
+def reference_tolerance() -> tuple[float, float]:
+    return _IN_FORCE[-1][0]
+
+
+def gradcheck_tolerance() -> tuple[float, float]:
+    return _IN_FORCE[-1][1]
+
+
+def all_close(actual: list, expected: list, rtol: float | None = None, atol: float | None = None) -> bool:
+    """Nested lists of numbers, equal in shape and close entry by entry (by default, within the
+    tolerance in force against the reference)."""
+    if rtol is None or atol is None:
+        rtol, atol = reference_tolerance()
     if isinstance(actual, list) and isinstance(expected, list):
         return len(actual) == len(expected) and all(all_close(a, e, rtol, atol) for a, e in zip(actual, expected))
     try:

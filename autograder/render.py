@@ -31,7 +31,9 @@ def _templates():
     return env
 
 
-CELL, GAP, TITLE = 9, 28, 18  # pixels: one matrix entry, space between panels, caption height
+CELL, GAP, TITLE = 9, 28, 18  # pixels: one matrix entry (at most), space between panels, caption height
+MIN_CELL, MAX_CELL, VALUE_CELL = 8, 24, (48, 22)  # a square never smaller than 8 px; with its value, 48 x 22
+CHAR = 6.6  # about one character's width at 11 px, to keep captions and legends inside the picture
 
 
 def _colour(value: float, scale: float) -> str:
@@ -43,31 +45,58 @@ def _colour(value: float, scale: float) -> str:
     return f"#ff{fade:02x}{fade:02x}" if t > 0 else f"#{fade:02x}{fade:02x}ff"
 
 
+def _shown(v: float, scale: float) -> str:
+    """A value as printed in its square: three significant digits; 0 for what is rounding next to the
+    picture's largest value (a difference of 1e-11 between finite differences and backward)."""
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if abs(v) < 1e-6 * scale:
+        return "0"
+    text = f"{v:.3g}"
+    return "0" if text in ("0", "-0") else text
+
+
 def heatmaps_svg(figure: Figure) -> str:
     """Side-by-side heat maps of equally shaped matrices on one colour scale, drawn as plain SVG
-    rectangles (fast, and the same bytes on every run)."""
+    rectangles (fast, and the same bytes on every run): captions above, sized to fit, and a legend below
+    saying what the colours and the squares are. Small tensors carry their values in their squares."""
     panels = [(str(caption), _rows(matrix)) for caption, matrix in figure.panels]
     finite = [abs(v) for _, m in panels for row in m for v in row if math.isfinite(v)]
     scale = max(finite, default=0.0) or 1.0
     rows = max(len(m) for _, m in panels)
-    cols = max((len(m[0]) if m else 0) for _, m in panels)
-    cell = max(3, min(CELL, 360 // max(rows, cols, 1)))
-    width = len(panels) * (cols * cell + GAP)
-    height = TITLE + rows * cell + 22
+    cols = max((max((len(r) for r in m), default=0) for _, m in panels), default=0)
+    values = bool(getattr(figure, "values", False))
+    if values:
+        cw, ch = VALUE_CELL
+    else:
+        cw = ch = max(MIN_CELL, min(MAX_CELL, 360 // max(rows, cols, 1)))
+    widths = [max(cols * cw, int(len(caption) * CHAR) + 4) for caption, _ in panels]
+    key = f"blue: negative, white: 0, red: positive (full colour at ±{scale:.3g}); black: NaN."
+    legend = str(getattr(figure, "legend", "") or "Rows: entries of the output; columns: entries of the input.")
+    width = max(sum(widths) + GAP * (len(panels) - 1), int(max(len(key), len(legend)) * CHAR))
+    height = TITLE + rows * ch + 38
     parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
               f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">')]
-    for p, (caption, m) in enumerate(panels):
-        x0 = p * (cols * cell + GAP)
+    x0 = 0
+    for (caption, m), panel_width in zip(panels, widths):
         parts.append(f'<text x="{x0}" y="12">{escape(caption)}</text>')
-        parts.append(f'<rect x="{x0}" y="{TITLE}" width="{cols * cell}" height="{rows * cell}" fill="none" stroke="#999"/>')
+        parts.append(f'<rect x="{x0}" y="{TITLE}" width="{cols * cw}" height="{rows * ch}" fill="none" stroke="#999"/>')
         for i, row in enumerate(m):
             for j, v in enumerate(row):
                 colour = _colour(v, scale)
+                x, y = x0 + j * cw, TITLE + i * ch
                 if colour != "#ffffff":
-                    parts.append(f'<rect x="{x0 + j * cell}" y="{TITLE + i * cell}" width="{cell}" height="{cell}" '
-                                 f'fill="{colour}"><title>[{i}, {j}] = {v:.6g}</title></rect>')
-    parts.append(f'<text x="0" y="{height - 4}" fill="#555">blue -{scale:.3g} · white 0 · red +{scale:.3g}; '
-                 f'rows: entries of the output, columns: entries of the input</text></svg>')
+                    parts.append(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="{colour}">'
+                                 f'<title>[{i}, {j}] = {v:.6g}</title></rect>')
+                if values:
+                    ink = "#fff" if colour == "#000000" or (math.isfinite(v) and abs(v / scale) > 0.6) else "#000"
+                    parts.append(f'<text x="{x + cw / 2:g}" y="{y + ch / 2 + 4:g}" text-anchor="middle" '
+                                 f'font-size="10" fill="{ink}">{_shown(v, scale)}</text>')
+        x0 += panel_width + GAP
+    parts.append(f'<text x="0" y="{height - 20}" fill="#555">{escape(key)}</text>')
+    parts.append(f'<text x="0" y="{height - 5}" fill="#555">{escape(legend)}</text></svg>')
     return "".join(parts)
 
 

@@ -103,8 +103,8 @@ def _structure(problem: Problem) -> str:
     if wrong:
         return f"hidden_checks names {wrong[0]!r}, which the problem does not ask; it asks {', '.join(problem.checks)}."
     for check in problem.checks:
-        if not _number(problem.points.get(check)) or problem.points[check] < 0:
-            return f"the points of {check!r} must be a number of at least 0, not {problem.points.get(check)!r}."
+        if not _number(problem.points_of(check)) or problem.points_of(check) < 0:
+            return f"the points of {check!r} must be a number of at least 0, not {problem.points_of(check)!r}."
     for check, hint in problem.hints.items():
         if not isinstance(hint, str):
             return f"the hint for {check!r} must be a sentence (a str), not {type(hint).__name__}."
@@ -298,8 +298,14 @@ def grade_in_process(problem: Problem, namespace: dict, seed: int = 0) -> list:
     return judge(problem, data, seed)
 
 
+# The checks a Function built from the reference alone can pass: the numbers. What an exercise asks of the
+# code itself (save_for_backward, a companion Function, needs_input_grad...) is not self-tested.
+SELF_TESTED = ("is a Function", "forward", "inputs unchanged", "backward returns", "gradient",
+               "grad_output unchanged", "save_for_backward", "gradcheck", "gradgradcheck")
+
+
 def _self_test(problem: Problem, seed: int) -> str:
-    core = [c for c in problem.checks if c not in EXTRA_CHECKS]
+    core = [c for c in problem.checks if c in SELF_TESTED]
     if problem.extra_checks:  # not measured on a generic Function, which cannot have them
         problem = dataclasses.replace(problem, extra_checks=())
     try:
@@ -349,11 +355,13 @@ def definition(problem: Problem, seed: int) -> dict:
     from autograder.judge import encoded_cases, reference_data
 
     return {"name": problem.name, "lookup": problem.lookup, "kind": problem.kind, "checks": problem.checks,
-            "points": {c: problem.points[c] for c in problem.checks}, "hidden": problem.hidden,
+            "points": {c: problem.points_of(c) for c in problem.checks}, "hidden": problem.hidden,
             "hidden_checks": sorted(problem.hidden_checks), "double_backward": problem.double_backward,
             "extra_checks": list(problem.extra_checks), "also_functions": list(problem.also_functions),
             "tolerance": problem.rtol_atol, "gradcheck_tolerance": problem.gradcheck_rtol_atol,
             "hints": {c: problem.hints[c] for c in sorted(problem.hints)},
+            "asks": {k: _plain(getattr(problem, k, None)) for k in ("saves", "companion", "all_outputs", "elementwise",
+                                                                      "derivative", "terms")},
             "cases": [_plain(c.args) for c in problem.cases], "kwargs": [_plain(dict(c.kwargs)) for c in problem.cases],
             "inputs": encoded_cases(problem, seed), "reference": reference_data(problem, seed)}
 

@@ -98,7 +98,7 @@ def test_node_ids_are_renumbered_and_edges_kept():
     """Are a worker's node ids replaced by n0, n1, ... with the edges between them kept, once each?"""
     graph = Graph.from_dict({"nodes": [["<evil>", "a", "op"], ["x\ny", "b", "leaf"]],
                              "edges": [["x\ny", "<evil>"], ["x\ny", "<evil>"], ["x\ny", "gone"]]})
-    assert graph.nodes == [("n0", "a", "op"), ("n1", "b", "leaf")] and graph.edges == [("n1", "n0")]
+    assert graph.nodes == [("n0", "a", "op"), ("n1", "b", "leaf")] and graph.edges == [("n1", "n0", "")]
 
 
 # -- feedback pages ------------------------------------------------------------------------------------------
@@ -138,7 +138,7 @@ def test_heat_map_shows_what_is_not_a_number_in_black():
     """Are NaN and values that are not numbers at all drawn black (not as the largest positive value),
     with finite values setting the scale?"""
     picture = heatmaps_svg(Figure("heatmaps", "t", [("yours", [[float("nan"), "x"], [2.0, -1.0]])]))
-    fills = [el.get("fill") for el in ET.fromstring(picture).iter() if el.tag.endswith("rect") and el.get("width") == "9"]
+    fills = [el.get("fill") for el in ET.fromstring(picture).iter() if el.tag.endswith("rect") and el.get("width") == "24"]
     assert fills == ["#000000", "#000000", "#ff0000", "#8080ff"]
 
 

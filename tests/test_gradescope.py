@@ -230,7 +230,7 @@ def test_right_submission_gets_full_marks_hidden_tests_included(graded):
     document = results(graded, "right")
     tests = by_name(document)
     assert all(t["status"] == "passed" for t in document["tests"])
-    assert document["score"] == sum(t["max_score"] for t in document["tests"]) == 47
+    assert document["score"] == sum(t["max_score"] for t in document["tests"]) == 62
     assert tests["Exp: gradgradcheck"]["visibility"] == "hidden"
     assert tests["LinearFunction, other shapes: gradient"]["visibility"] == "hidden"
     assert tests["Exp: gradcheck"]["visibility"] == "visible"
@@ -254,7 +254,7 @@ def test_wrong_submission_is_explained_with_pictures(graded):
     assert len(pictures) == 5  # yours, reference, difference; your graph, the reference's
     assert all(base64.b64decode(p).startswith(b"\x89PNG\r\n\x1a\n") for p in pictures)
     assert "<script" not in json.dumps(document) and "style=" not in json.dumps(document)
-    assert "KillHead: 3/9, failed: gradient, gradcheck" in document["output"]
+    assert "KillHead: 5/11, failed: gradient, gradcheck" in document["output"]
 
 
 @pytest.mark.slow

@@ -44,14 +44,14 @@ def test_nodes_name_the_backward_functions():
 def test_tensor_without_history_is_a_lone_node():
     """Is a tensor with no autograd history drawn alone, as the SinhBad lesson needs?"""
     graph = graph_of(c=torch.ones(2))
-    assert graph.nodes == [("n0", "c\n(2)", "constant")] and graph.edges == []
+    assert graph.nodes == [("n0", "c\n (2)", "constant")] and graph.edges == []  # torchviz's label
 
 
 def test_untrusted_graph_data_is_sanitised():
     """Does rebuilding a graph from a worker's data drop malformed nodes and dangling edges?"""
     graph = Graph.from_dict({"nodes": [["n0", "ok", "op"], ["n1", "x", "evil"], ["n2"]],
                              "edges": [["n0", "n1"], ["n0", "n0"]]})
-    assert graph.nodes == [("n0", "ok", "op")] and graph.edges == [("n0", "n0")]
+    assert graph.nodes == [("n0", "ok", "op")] and graph.edges == [("n0", "n0", "")]
 
 
 # -- where Graphviz is missing ---------------------------------------------------------------------------

@@ -1,6 +1,11 @@
-"""Lesson 2, writing a custom Function: KillHead, MyReLU, Exp, LinearFunction."""
+"""Lesson 2, writing a custom Function: KillHead, MyReLU, Exp, LinearFunction.
+
+Each problem's values are judged against `reference` (PyTorch's own operations); the classes below are
+the exercises written as the lesson asks, whose graphs are drawn beside a student's.
+"""
 
 import torch
+from torch.autograd import Function
 
 from autograder.assignments import Assignment
 from autograder.problems import Case, Problem, TensorSpec
@@ -17,18 +22,87 @@ def linear(input, weight, bias=None):
     return out if bias is None else out + bias
 
 
+class KillHead(Function):
+    @staticmethod
+    def forward(ctx, input, n):
+        ctx.n = n
+        result = input.clone()
+        result[:, 0:n] = 0
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        result = grad_output.clone()
+        result[:, 0:ctx.n] = 0
+        return result, None
+
+
+class MyReLU(Function):
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return input.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (input,) = ctx.saved_tensors
+        grad_input = grad_output.clone()
+        grad_input[input < 0] = 0
+        return grad_input
+
+
+class Exp(Function):
+    @staticmethod
+    def forward(ctx, input):
+        result = input.exp()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (result,) = ctx.saved_tensors
+        return grad_output * result
+
+
+class LinearFunction(Function):
+    @staticmethod
+    def forward(ctx, input, weight, bias=None):
+        ctx.save_for_backward(input, weight, bias)
+        output = input @ weight.t()
+        return output if bias is None else output + bias
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, weight, bias = ctx.saved_tensors
+        grad_input = grad_weight = grad_bias = None
+        if ctx.needs_input_grad[0]:
+            grad_input = grad_output @ weight
+        if ctx.needs_input_grad[1]:
+            grad_weight = grad_output.t() @ input
+        if bias is not None and ctx.needs_input_grad[2]:
+            grad_bias = grad_output.sum(0)
+        return grad_input, grad_weight, grad_bias
+
+
 KILLHEAD = Problem(
     name="KillHead",
     summary="forward(ctx, input, n) sets the first n columns to zero; backward kills the same columns",
     reference=kill_head,
     cases=(Case((TensorSpec((3, 8)), 2)), Case((TensorSpec((4, 5)), 0)), Case((TensorSpec((2, 6)), 5)),
            Case((TensorSpec((5, 4)), 1))),
+    solution=KillHead,
+    elementwise=True,
+    derivative="1 in the columns kept and 0 in the first n columns",
 )
 MYRELU = Problem(
     name="MyReLU",
     summary="max(x, 0) elementwise",
     reference=lambda x: x.clamp(min=0),
     cases=(Case((TensorSpec((3, 5), avoid=(0.0,)),)), Case((TensorSpec((7,), avoid=(0.0,)),))),
+    saves=True,
+    solution=MyReLU,
+    elementwise=True,
+    derivative="1 where the input is positive and 0 where it is negative",
 )
 EXP = Problem(
     name="Exp",
@@ -36,6 +110,10 @@ EXP = Problem(
     reference=torch.exp,
     cases=(Case((TensorSpec((3, 3)),)), Case((TensorSpec((4,)),)), Case((TensorSpec(()),))),
     double_backward=True,
+    saves=True,
+    solution=Exp,
+    elementwise=True,
+    derivative="exp of the input, which is forward's output itself (the result you saved)",
 )
 LINEAR = Problem(
     name="LinearFunction",
@@ -45,6 +123,8 @@ LINEAR = Problem(
            Case((TensorSpec((4, 3)), TensorSpec((2, 3)))),
            Case((TensorSpec((1, 5)), TensorSpec((3, 5)), TensorSpec((3,)))),
            Case((TensorSpec((3, 3)), TensorSpec((3, 3)), None))),
+    saves=True,
+    solution=LinearFunction,
 )
 
 ASSIGNMENT = Assignment("custom-functions", "02-custom-functions", (KILLHEAD, MYRELU, EXP, LINEAR))

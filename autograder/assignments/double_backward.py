@@ -4,9 +4,67 @@ Exp is graded, twice differentiable, in lesson 2's assignment; lesson 5 gives it
 """
 
 import torch
+from torch.autograd import Function
 
 from autograder.assignments import Assignment
-from autograder.problems import Case, Problem, TensorSpec
+from autograder.problems import Case, Problem, TensorSpec, Term
+
+
+class Square(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**2
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * 2 * x
+
+
+class Sinh(Function):
+    @staticmethod
+    def forward(ctx, x):
+        expx, expnegx = torch.exp(x), torch.exp(-x)
+        ctx.save_for_backward(expx, expnegx)
+        return (expx - expnegx) / 2, expx, expnegx
+
+    @staticmethod
+    def backward(ctx, grad_out, _grad_out_exp, _grad_out_negexp):
+        expx, expnegx = ctx.saved_tensors
+        grad_input = grad_out * (expx + expnegx) / 2
+        grad_input += _grad_out_exp * expx
+        grad_input -= _grad_out_negexp * expnegx
+        return grad_input
+
+
+def sinh(x):
+    return Sinh.apply(x)[0]
+
+
+class Cube(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return CubeBackward.apply(grad_out, x)
+
+
+class CubeBackward(Function):
+    @staticmethod
+    def forward(ctx, grad_out, x):
+        ctx.save_for_backward(x, grad_out)
+        return grad_out * 3 * x**2
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, saved_grad_out = ctx.saved_tensors
+        return grad_out * 3 * x**2, grad_out * saved_grad_out * 6 * x
+
 
 SQUARE = Problem(
     name="Square",
@@ -14,6 +72,10 @@ SQUARE = Problem(
     reference=lambda x: x**2,
     cases=(Case((TensorSpec((3, 3)),)), Case((TensorSpec(()),)), Case((TensorSpec((5,)),))),
     double_backward=True,
+    saves=True,
+    solution=Square,
+    elementwise=True,
+    derivative="2 * x",
 )
 SINH = Problem(
     name="Sinh",
@@ -24,7 +86,13 @@ SINH = Problem(
     kind="callable",
     also_functions=("Sinh",),
     double_backward=True,
-    )
+    saves=True,
+    all_outputs="Sinh",
+    solution=sinh,
+    elementwise=True,
+    derivative="cosh(x) = (exp(x) + exp(-x)) / 2",
+    terms=(Term("exp(x) / 2", lambda x: x.exp() / 2), Term("exp(-x) / 2", lambda x: (-x).exp() / 2)),
+)
 CUBE = Problem(
     name="Cube",
     summary="x ** 3 whose backward is itself a Function, CubeBackward",
@@ -32,6 +100,11 @@ CUBE = Problem(
     cases=(Case((TensorSpec(()),)), Case((TensorSpec((2, 3)),))),
     double_backward=True,
     also_functions=("CubeBackward",),
+    saves=True,
+    companion="CubeBackward",
+    solution=Cube,
+    elementwise=True,
+    derivative="3 * x ** 2",
 )
 
 ASSIGNMENT = Assignment("double-backward", "05-double-backward", (SQUARE, SINH, CUBE))

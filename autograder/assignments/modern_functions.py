@@ -2,9 +2,50 @@
 
 import torch
 import torch.nn.functional as F
+from torch.autograd import Function
 
 from autograder.assignments import Assignment
-from autograder.problems import Case, Problem, TensorSpec
+from autograder.problems import Case, FixedTensor, Problem, TensorSpec, Term
+
+
+class Tanh(Function):
+    @staticmethod
+    def forward(x):
+        return torch.tanh(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+        ctx.save_for_forward(output)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (y,) = ctx.saved_tensors
+        return grad_output * (1 - y * y)
+
+    @staticmethod
+    def jvp(ctx, x_t):
+        (y,) = ctx.saved_tensors
+        return x_t * (1 - y * y)
+
+
+class Softplus(Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return x.clamp(min=0) + torch.log1p(torch.exp(-x.abs()))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        (x,) = inputs
+        ctx.save_for_backward(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * torch.sigmoid(x)
+
 
 TANH = Problem(
     name="Tanh",
@@ -12,13 +53,24 @@ TANH = Problem(
     reference=torch.tanh,
     cases=(Case((TensorSpec((3, 4)),)), Case((TensorSpec((5,)),))),
     extra_checks=("forward mode",),
+    saves=True,
+    solution=Tanh,
+    elementwise=True,
+    derivative="1 - tanh(x) ** 2",
+    terms=(Term("1", torch.ones_like), Term("-tanh(x) ** 2", lambda x: -torch.tanh(x) ** 2)),
 )
 SOFTPLUS = Problem(
     name="Softplus",
     summary="log(1 + exp(x)) computed stably, with generate_vmap_rule = True",
     reference=F.softplus,
-    cases=(Case((TensorSpec((3, 4), low=-3.0, high=3.0),)), Case((TensorSpec((6,), low=-3.0, high=3.0),))),
+    cases=(Case((TensorSpec((3, 4), low=-3.0, high=3.0),)), Case((TensorSpec((6,), low=-3.0, high=3.0),)),
+           # the lesson promises values as large as ±1000: exp overflows there unless the formula is stable
+           Case((FixedTensor((-1000.0, -40.0, -2.5, 0.5, 40.0, 1000.0)),))),
     extra_checks=("vmap",),
+    saves=True,
+    solution=Softplus,
+    elementwise=True,
+    derivative="sigmoid(x) = 1 / (1 + exp(-x))",
 )
 SOFTSIGN = Problem(
     name="softsign",
@@ -27,6 +79,8 @@ SOFTSIGN = Problem(
     cases=(Case((TensorSpec((3, 4), avoid=(0.0,)),)), Case((TensorSpec((5,), avoid=(0.0,)),))),
     kind="callable",
     extra_checks=("opcheck",),
+    elementwise=True,
+    derivative="1 / (1 + |x|) ** 2",
 )
 
 ASSIGNMENT = Assignment("modern-functions", "07-modern-functions", (TANH, SOFTPLUS, SOFTSIGN))

@@ -151,7 +151,9 @@ def readable_paths() -> list[str]:
         folders = getattr(module, "__path__", None)
         if isinstance(folders, list):  # a package (some modules answer __path__ with other things)
             paths.update(f for f in folders if isinstance(f, str) and os.path.isabs(f))
-    return sorted(p for p in paths if os.path.exists(p) and p != os.sep)
+    found = sorted(os.path.normpath(p) for p in paths if os.path.exists(p) and p != os.sep)
+    # A rule covers its whole tree: a path inside another is one rule too many (a worker adds each one).
+    return [p for i, p in enumerate(found) if not any(p.startswith(q + os.sep) for q in found[:i])]
 
 
 def landlock(workdir: str, reads: list[str] | None) -> int:

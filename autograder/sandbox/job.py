@@ -83,6 +83,7 @@ class Job:
         self.started = time.monotonic()
         self.deadline = self.started + limits.load_seconds
         self.cell, self.loaded, self.current, self.phase, self.stopped = -1, False, None, "", False
+        self.partial: dict | None = None  # the current problem's measurement so far (parts finished)
         self.no_threads = False
         self.lines = Lines()
         self.output, self.output_dropped, self.output_closed = bytearray(), False, False
@@ -184,6 +185,9 @@ class Job:
             elif event in ("measured", "explained") and self.current is not None \
                     and message.get("problem") == self.current.name and isinstance(message.get("data"), dict):
                 self.received(event, message["data"])
+            elif event == "part" and self.current is not None and self.phase == "measure" \
+                    and message.get("problem") == self.current.name and isinstance(message.get("data"), dict):
+                self.partial = message["data"]
         except (KeyError, TypeError, ValueError):
             pass
 
@@ -218,12 +222,23 @@ class Job:
             self.tell({"do": "stop"})
             return
         measure = self.todo[0]
+        self.partial = None
         if measure.hidden and not self.output_closed:
             self.read(self.printed, budget=64)  # what the visible problems printed is already in the pipe
             self.output_closed = True
         self.current, self.phase = measure, "measure"
         self.deadline = time.monotonic() + self.limits.problem_seconds
         self.tell({"do": "measure", "problem": measure.name})
+
+    def keep_partial(self, how: str) -> bool:
+        """The current problem stopped in the middle of its measurement: keep the parts that finished, so
+        that only the checks of the part that never finished fail. False when no part finished."""
+        partial, measure = self.partial, self.current
+        if measure is None or not isinstance(partial, dict) or not partial.get("parts"):
+            return False
+        self.outcome.data[measure.name] = dict(partial, stopped=how)
+        self.partial = None
+        return True
 
     # -- deadlines and the end ---------------------------------------------------------------------------
 
@@ -235,6 +250,7 @@ class Job:
             name = self.current.name
             if self.phase == "measure":
                 self.outcome.timed_out.append(name)
+            if self.phase == "measure" and not self.keep_partial(f"within {self.limits.problem_seconds:g} s"):
                 self.outcome.data.pop(name, None)
                 self.outcome.failures[name] = (
                     f"Grading {name} did not finish within {self.limits.problem_seconds:g} s: calling it loops "
@@ -313,7 +329,8 @@ class Job:
         elif not self.loaded and not self.stopped:
             self.stop(f"Your program {cause} while running cell {self.cell + 1}, so nothing after it could be "
                       f"graded.")
-        if self.current is not None and self.phase == "measure" and self.current.name not in data:
+        if self.current is not None and self.phase == "measure" and self.current.name not in data \
+                and not self.keep_partial(f"the process running your code {cause}"):
             failures.setdefault(self.current.name, f"Grading {self.current.name} stopped: the process running "
                                                    f"your code {cause} while calling it.")
         if self.current is not None and self.current in self.todo:

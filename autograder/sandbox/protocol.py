@@ -1,7 +1,8 @@
 """The messages between the grader and a worker: one JSON object a line, nothing executed or unpickled.
 
 Worker -> grader (its messages pipe): {"event": "cell", "index"}, {"event": "cell-error", ...},
-{"event": "loaded"}, {"event": "measured", "problem", "data"}, {"event": "explained", "problem", "data"},
+{"event": "loaded"}, {"event": "part", "problem", "data"} (the measurement so far, after each part),
+{"event": "measured", "problem", "data"}, {"event": "explained", "problem", "data"},
 {"event": "threads"} (the worker could not leave the cells' threads behind).
 Grader -> worker (its control pipe): {"do": "measure", "problem"}, {"do": "explain", "problem", "plan"},
 {"do": "stop"}.

@@ -35,7 +35,8 @@ from autograder.sandbox.confine import (
 
 # Modules every lesson's notebook imports: loaded once here so that each forked worker has them
 # (an assignment adds its lesson's own, Assignment.preload).
-PRELOAD = ("numpy", "torch.nn", "torch.nn.functional", "torch.autograd.function", "torch.optim", "graphviz")
+PRELOAD = ("numpy", "torch.nn", "torch.nn.functional", "torch.autograd.function", "torch.optim", "graphviz",
+           "torchviz")
 PAYLOAD = "payload.json"
 MAX_REQUEST = 1 << 16
 
@@ -132,7 +133,10 @@ def serve(channel: socket.socket) -> None:
 
             _warm_up(request.get("preload", []), request.get("extra_checks", []))
             if snapshot is None:
-                from autograder.sandbox import worker  # noqa: F401 - in the snapshot, and shared by every fork
+                # The checks' own measurements (a confined worker may not read the package's files) and the
+                # worker's code: in the snapshot, and shared by every fork.
+                from autograder import checks  # noqa: F401
+                from autograder.sandbox import worker  # noqa: F401
 
                 readable_paths()
                 snapshot = probing.Snapshot()  # what workers put back after student code ran

@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import gc
 import json
+import linecache
 import os
 import signal
 import sys
@@ -158,8 +159,10 @@ def run(messages: int, control: int, payload: dict, snapshot: probing.Snapshot) 
     for index, source in enumerate(cells):
         send(messages, {"event": "cell", "index": index})
         error = None
+        filename = f"<cell {index + 1}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # for tracebacks
         try:
-            exec_(compile_(source, f"<cell {index + 1}>", "exec"), namespace)  # this is the job
+            exec_(compile_(source, filename, "exec"), namespace)  # this is the job
         except BaseException as caught:  # noqa: BLE001 - SystemExit and KeyboardInterrupt included
             error = caught
         if _getpid() != me:  # a process the cell forked came back here: only the worker speaks
@@ -192,7 +195,11 @@ def run(messages: int, control: int, payload: dict, snapshot: probing.Snapshot) 
         if name in problems:
             spec, cases = problems[name]
             if command["do"] == "measure":
-                measured[name] = data = probing.measure(spec, namespace, cases, seed)
+                def report(part: dict, name: str = name) -> None:
+                    restore()
+                    send(messages, {"event": "part", "problem": name, "data": part})
+
+                measured[name] = data = probing.measure(spec, namespace, cases, seed, report)
                 event = "measured"
             else:
                 data = probing.explain(spec, namespace, cases, seed, measured.get(name, {}), command.get("plan"))

@@ -1,4 +1,5 @@
-# A subtly wrong submission: SinhBad, and a Cube whose backward autograd cannot follow for the double-backward assignment.
+# A subtly wrong submission for the double-backward assignment: Square missing its factor 2, Sinh keeping its
+# outputs as attributes of ctx, and a Cube whose backward leaves PyTorch without using CubeBackward.
 import numpy as np
 import torch
 from torch.autograd import Function
@@ -33,7 +34,7 @@ class Sinh(Function):
     @staticmethod
     def forward(ctx, x):
         expx, expnegx = torch.exp(x), torch.exp(-x)
-        ctx.expx, ctx.expnegx = expx, expnegx  # intermediates: no history for double backward, however kept
+        ctx.expx, ctx.expnegx = expx, expnegx  # kept on ctx, not with save_for_backward
         return (expx - expnegx) / 2, expx, expnegx
 
     @staticmethod

@@ -1,0 +1,342 @@
+"""The cause of a wrong answer, in one sentence, in the learner's own names.
+
+`diagnose.py` says how two matrices differ (a sign, a factor, a transpose, which columns); this module
+knows what the numbers are (a gradient, forward's output, the gradient backward was given, the inputs)
+and so can name the mistake behind them: backward ignores grad_output, a mask is inverted, the input is
+used where the output belongs, a factor or a term is missing, second derivatives are swapped or scaled,
+an error raised by PyTorch on a pattern it cannot tell the learner about.
+Everything here runs in the trusted process, on float64 tensors rebuilt from plain data.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from autograder import probe as probing
+from autograder.diagnose import RTOL, close, explain, explain_error, explain_swap
+
+if TYPE_CHECKING:
+    from autograder.judge import CaseView, Judging
+
+
+def _t(values: Any) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.float64)
+
+
+# -- errors -------------------------------------------------------------------------------------------
+
+def _forward_called(error: dict) -> str | None:
+    """The Function whose forward the learner's code calls directly (`CubeBackward.forward(...)`)."""
+    for frame in error.get("frames") or []:
+        match = re.search(r"\b([A-Za-z_]\w*)\.forward\(", str(frame.get("code", "")))
+        if match:
+            return match[1]
+    return None
+
+
+def error_cause(error: dict, view: Judging, case: CaseView) -> tuple[str, str]:
+    """The sentence for an exception raised by student code, and the traceback to show with it (the
+    learner's frames only; nothing for a body not written yet)."""
+    message, kind = str(error.get("message", "")), str(error.get("type", ""))
+    details = str(error.get("traceback", "")) if kind != "NotImplementedError" else ""
+    g = view.grad_output
+    called = _forward_called(error)
+    if called:
+        details = details.replace(" Use tensor.detach().numpy() instead.", "")
+        return (f"backward calls {called}.forward(...) directly: call {called}.apply(...) instead. Called by hand, "
+                f"forward runs as a plain function: autograd records no {called} node (so its backward is never "
+                f"used) and grad mode stays on inside it. ({kind}: {_first_line(message)})"), details
+    if "Can't call numpy() on Tensor that requires grad" in message:
+        details = details.replace("Use tensor.detach().numpy() instead.", "(PyTorch's hint, tensor.detach()"
+                                  ".numpy(), would silence this error and zero the second derivatives.)")
+        also = ""
+        if view.problem.companion:
+            also = (f" Where the computation must leave PyTorch, put it in {view.problem.companion}.forward and "
+                    f"call {view.problem.companion}.apply.")
+        return (f"{error.get('where', 'backward')} calls .numpy() on a tensor that requires grad. That happens "
+                f"when backward itself is differentiated (create_graph=True, as gradgradcheck does): autograd then "
+                f"records backward, and it cannot record NumPy. PyTorch's hint, tensor.detach().numpy(), only "
+                f"silences the error: the second derivatives then come out as zero. Write backward with torch "
+                f"operations (torch.exp instead of np.exp).{also}"), details
+    if re.search(r"expected np\.ndarray \(got numpy\.\w+\)", message):
+        return ("torch.from_numpy was given a NumPy number, not an array: NumPy returns a plain number (such as "
+                "numpy.float64) for a 0-dimensional input. Compute with torch operations instead (torch.exp(x)), "
+                "which work for every shape and keep autograd's history."), details
+    match = re.search(r"returned an incorrect number of gradients \(expected (\d+), got (\d+)\)", message)
+    if match:
+        return _count_cause(view, case, int(match[1]), int(match[2])), details
+    match = re.search(r"returned a gradient different than None at position (\d+)", message)
+    if match:
+        k = int(match[1]) - 1
+        name = case.names[k] if k < len(case.names) else f"argument {k + 1}"
+        value = case.encoded[k] if k < len(case.encoded) else None
+        return (f"backward returned a gradient for {name} (= {value!r}), which is not a tensor: there is nothing "
+                f"to differentiate there, so return None in its place."), details
+    match = re.search(r"returned an invalid gradient at index (\d+) - got \[([\d, ]*)\] but expected shape "
+                      r"compatible with \[([\d, ]*)\]", message)
+    if match:
+        k = int(match[1])
+        name = case.names[k] if k < len(case.names) else f"argument {k + 1}"
+        got, want = match[2].split(", "), match[3].split(", ")
+        how = ": it looks transposed." if got[::-1] == want and got != want else \
+            f": each gradient must have the shape of its input ({name}.shape)."
+        return f"backward returned a gradient of shape [{match[2]}] for {name}, whose shape is [{match[3]}]{how}", details
+    if kind == "IndexError" and any("needs_input_grad[" in str(f.get("code", "")) for f in error.get("frames") or []):
+        return ("ctx.needs_input_grad has one entry per argument given to apply, so when an optional argument is "
+                "left out it is shorter, and reading the flag of that argument fails (IndexError). Test the argument "
+                "first (if bias is not None and ctx.needs_input_grad[2]).").replace(
+                    "bias", _optional_name(view)), details
+    if "element 0 of tensors does not require grad and does not have a grad_fn" in message:
+        return ("backward's result has no autograd history: it was computed with values autograd cannot follow "
+                "(torch.no_grad(), .detach(), .item(), NumPy, or a new tensor built from numbers)."), details
+    if "modified by an inplace operation" in message:
+        return (f"a tensor saved for backward was changed in place after it was saved, so autograd refuses to use "
+                f"it: change a copy (x = x * 2, or x.clone()), and never change the inputs, the saved tensors or "
+                f"{g} in place."), details
+    return explain_error(error), details
+
+
+def _optional_name(view: Judging) -> str:
+    optional = (view.data.get("names") or {}).get("optional") or []
+    return next((n for n in optional if isinstance(n, str) and n.isidentifier()), "bias")
+
+
+def _first_line(message: str) -> str:
+    """The message's first line, without advice of PyTorch's that is wrong for a learner here."""
+    lines = message.strip().splitlines()
+    line = lines[0][:200] if lines else ""
+    return line.replace(" Use tensor.detach().numpy() instead.", "")
+
+
+def _count_cause(view: Judging, case: CaseView, expected: int, got: int) -> str:
+    name = view.lookup
+    given = case.names[:expected]
+    optional = (view.data.get("names") or {}).get("optional") or []
+    omitted = [n for n in view.names[expected:] if n in optional]
+    if got > expected and omitted:
+        return (f"{name}.apply was called without {' and '.join(omitted)} here, so backward must return "
+                f"{expected} values (for {', '.join(given)}), or None in the place of {' and '.join(omitted)}: "
+                f"it returned a tensor there. Compute that gradient only when {omitted[0]} was given "
+                f"(if {omitted[0]} is not None ...).")
+    return (f"backward returned {got} value(s) but forward takes {expected} input(s) ({', '.join(given)}): return "
+            f"one value per input, in order, with None for the inputs that are not tensors.")
+
+
+# -- values that are not finite -----------------------------------------------------------------------
+
+def not_finite(what: str, values: torch.Tensor, case: CaseView) -> str | None:
+    """Where a result is inf or NaN, told by the input values there (an elementwise function), and why
+    when an input is large: exp overflows in float64 above about 709."""
+    values = values.reshape(-1)
+    bad = ~torch.isfinite(values)
+    if not bool(bad.any()):
+        return None
+    kinds = " and ".join(sorted({"NaN" if v != v else "inf" for v in values[bad].tolist()}))  # noqa: PLR0124
+    inputs = case.inputs
+    where, large = "", [x for x in inputs if x.numel() and float(x.abs().max()) > 700]
+    if len(inputs) == 1 and inputs[0].numel() == values.numel():
+        at = inputs[0].reshape(-1)[bad]
+        where = f" where {case.tensor_names[0]} is {', '.join(f'{x:g}' for x in at.tolist()[:4])}"
+        large = [at] if float(at.abs().max()) > 700 else []
+    said = f"{what} contains NaN or infinity ({kinds}{where})"
+    if large:
+        said += (": exp overflows to inf in float64 once its argument passes about 709, and inf / inf or "
+                 "inf - inf gives NaN. Rewrite the formula so that it never exponentiates a large positive "
+                 "number (subtract the largest value first, or use an identity such as "
+                 "log(1 + exp(x)) = x + log(1 + exp(-x)))")
+    return said + "."
+
+
+# -- first derivatives --------------------------------------------------------------------------------
+
+def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return close(a, b, RTOL, 1e-10)
+
+
+def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right: list[list[float]],
+                   mine2: list[list[float]], right2: list[list[float]],
+                   jacobians: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None) -> tuple[str, int]:
+    """Why backward's vector-Jacobian products differ from the reference's, and the tensor input it
+    is about: vᵀJ for one random grad_output v (and v2, a second one); the whole Jacobians, where they
+    were measured, show a structure the products cannot (rows flipped, for instance)."""
+    names, shapes, g = case.tensor_names, case.shapes, view.grad_output
+    s, r = [_t(x) for x in mine], [_t(x) for x in right]
+    swapped = explain_swap([x.reshape(1, -1) for x in s], [x.reshape(1, -1) for x in r], names)
+    if swapped:
+        return swapped, 0
+    s2, r2 = [_t(x) for x in mine2], [_t(x) for x in right2]
+    k = next((k for k in range(len(s)) if not _close(s[k], r[k])), 0)
+    said = not_finite(f"The gradient with respect to {names[k]}", s[k], case)
+    if said:
+        return said, k
+    if _close(s[k], s2[k]) and not _close(r[k], r2[k]):
+        every = len(s) > 1 and all(_close(a, b) for a, b in zip(s, s2))
+        which = "" if len(s) == 1 or every else f"for {names[k]} "
+        return (f"backward returns the same gradient {which}whatever {g} it is given: it never uses {g}. By the "
+                f"chain rule, the gradient with respect to {names[k]} is {g} carried back through forward ({g} "
+                f"times the derivative): multiply by {g}."), k
+    what = f"The gradient with respect to {names[k]}"
+    if view.problem.elementwise:
+        try:
+            said = _elementwise_cause(view, case, k, s[k], r[k], what)
+        except (RuntimeError, TypeError, ValueError, IndexError):  # a cause is a bonus: never fail the judging
+            said = None
+        if said:
+            return said, k
+    said = None
+    if jacobians is not None and not view.problem.elementwise:
+        said = explain(jacobians[0][k], jacobians[1][k], shapes[k], names[k], what)
+    said = said or explain(s[k].reshape(1, -1), r[k].reshape(1, -1), shapes[k], names[k], what)
+    if said and "differs from the right one everywhere" in said and view.problem.derivative:
+        said += f" The derivative of {view.lookup} is {view.problem.derivative}."
+    return said or f"{what} differs from the right one.", k
+
+
+def _bracket(view: Judging) -> str:
+    return f" (the derivative is {view.problem.derivative})" if view.problem.derivative else ""
+
+
+def _derivative_text(view: Judging) -> str:
+    return f": the derivative is {view.problem.derivative}" if view.problem.derivative else ""
+
+
+def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r: torch.Tensor,
+                       what: str) -> str | None:
+    """Causes read from the local derivative, gradient / grad_output entry by entry (the projections'
+    grad_output has no zero entry)."""
+    v = _t(case.directions.v)
+    if v.shape != s.shape:
+        return None
+    ds, dr = s / v, r / v
+    name, g = case.tensor_names[k], view.grad_output
+    tiny = 1e-12 + 1e-9 * float(dr.abs().max())
+    zs, zr = ds.abs() <= tiny, dr.abs() <= tiny
+    if bool((ds.abs().max() == 0) and (dr.abs().max() > 0)):
+        return None  # zero everywhere: diagnose says it in its own words
+    if bool(zr.any()) and bool((~zr).any()) and bool((zs != zr).all()):
+        return (f"{what} flows exactly where it should be zero and is zero where it should flow: the condition "
+                f"that chooses the entries is inverted (for example {name} < 0 where {name} > 0 is meant).")
+    norm = float((dr * dr).sum())
+    if norm > 0:
+        factor = float((ds * dr).sum()) / norm
+        if abs(factor - 1) > 1e-3 and _close(ds, factor * dr):
+            return None  # a constant factor or the sign: diagnose says it
+    inputs = case.inputs
+    y = _t(case.ref["output"]["values"])
+    terms = [(t.text, t.value(*inputs).reshape(-1).to(torch.float64)) for t in view.problem.terms]
+    if terms and all(value.shape == ds.shape for _, value in terms):
+        total = sum(value for _, value in terms)
+        for text, value in terms:
+            if _close(ds, total - 2 * value):
+                return f"{what} has the term {text} with the wrong sign{_derivative_text(view)}."
+            if len(terms) > 1 and _close(ds, total - value):
+                return f"{what} is missing the term {text}{_derivative_text(view)}."
+    if _close(ds * ds, dr) and not _close(ds, dr):
+        return f"{what} is the square root of the right one: a square (** 2) is missing{_bracket(view)}."
+    if _close(ds, dr * dr) and not _close(ds, dr):
+        return f"{what} is the square of the right one: a ** 2 too many{_bracket(view)}."
+    flat = [(n, x.reshape(-1)) for n, x in zip(case.tensor_names, inputs)]
+    factors = []
+    for n, x in flat:
+        factors += [(n, x), (f"{n}.abs()", x.abs()), (f"{n}.sign()", x.sign())]
+    for i, (a, xa) in enumerate(flat):
+        for b, xb in flat[i + 1:]:
+            factors.append((f"({a} * {b}).sign()", (xa * xb).sign()))
+    factors.append(("forward's output", y))
+    for text, f in factors:
+        if f.shape != ds.shape or _close(f, torch.ones_like(f)):
+            continue
+        if _close(ds * f, dr):
+            return f"{what} lacks a factor {text}: the right gradient is yours times {text}{_bracket(view)}."
+        if _close(ds, dr * f):
+            return f"{what} has an extra factor {text}{_bracket(view)}."
+    if len(inputs) == 1:
+        x = inputs[0].clone().requires_grad_()
+        with torch.enable_grad():
+            decoded = probing.decode_args(case.encoded)  # tensors of integers as they are
+            args = [-x if probing.differentiable(a) else decoded[k] for k, a in enumerate(case.encoded)]
+            (mirrored,) = torch.autograd.grad(view.problem.reference(*args, **case.kwargs).sum(), x)
+        mirrored = -mirrored.reshape(-1)  # the derivative at -x: d/dx f(-x) = -f'(-x)
+        if _close(ds, mirrored) and not _close(dr, mirrored):
+            return (f"{what} is the derivative at -{name} instead of at {name}: a sign is missing inside "
+                    f"it (for example sigmoid(-x) where sigmoid(x) is meant){_bracket(view)}.")
+    candidates = [(f"{n}, the input", x) for n, x in flat]
+    candidates.append(("forward's output", y))
+    candidates.append(("1 (it returns grad_output unchanged)", torch.ones_like(dr)))
+    for text, value in candidates:
+        if value.shape == ds.shape and _close(ds, value) and not _close(dr, value):
+            return (f"{what} is {g} times {text}, which is not the derivative here{_derivative_text(view)}. "
+                    f"Multiply {g} by the derivative.")
+    return None
+
+
+# -- second derivatives -------------------------------------------------------------------------------
+
+def second_cause(view: Judging, case: CaseView, analytical: torch.Tensor, numerical: torch.Tensor,
+                 rtol: float, atol: float) -> tuple[str, int] | None:
+    """How autograd's second derivatives through backward differ from finite differences of backward,
+    block by block: the columns of one input, or of grad_output. Returns the sentence and the block."""
+    sizes = case.sizes + [case.rows]
+    names = case.tensor_names + [view.grad_output]
+    blocks, start = [], 0
+    for size in sizes:
+        blocks.append((start, start + size))
+        start += size
+    if analytical.shape[1] != start:
+        return None
+
+    def part(m: torch.Tensor, j: int) -> torch.Tensor:
+        return m[:, blocks[j][0]:blocks[j][1]]
+
+    wrong = [j for j in range(len(blocks)) if not close(part(analytical, j), part(numerical, j), rtol, atol)]
+    if not wrong:
+        return None
+    companion = view.problem.companion
+    source = f"{companion}.backward" if companion else "backward"
+    for a in wrong:
+        for b in wrong:
+            if a < b and part(analytical, a).shape == part(analytical, b).shape \
+                    and close(part(analytical, a), part(numerical, b), rtol, atol) \
+                    and close(part(analytical, b), part(numerical, a), rtol, atol):
+                order = f"{companion}.forward's inputs" if companion else "forward's inputs"
+                return (f"The second derivatives with respect to {names[a]} and {names[b]} are swapped: "
+                        f"{source} must return its gradients in the order of {order}."), a
+    j = wrong[0]
+    about = f"The second derivative with respect to {names[j]} (how backward's result changes with {names[j]}"
+    about += f", given by {source}'s gradient for it)" if companion else ")"
+    said = explain(part(analytical, j), part(numerical, j), (sizes[j],), names[j], about, rtol=rtol, atol=atol)
+    if said:
+        said = said.replace("the right one", "finite differences of backward")
+        said = said.replace(" (as the 2 in d(x²)/dx = 2x)", "")
+    return said or f"{about} differs from finite differences of backward.", j
+
+
+def blind_cause(view: Judging, has_history: bool) -> str:
+    """Why autograd sees second derivatives of zero with respect to the inputs where finite differences do
+    not: what backward computed with has no history linking it to the inputs."""
+    first = view.cases[0].measured if view.cases else {}
+    kept = [t for t in (first.get("ctx_tensors") or []) if t.get("kind") in ("intermediate", "detached")]
+    saved = [t for t in (first.get("saved") or []) if t.get("kind") in ("intermediate", "detached")]
+    name = view.names[0] if view.names else "x"
+    if any(t.get("kind") == "detached" for t in kept + saved):
+        return (f"backward computes with a detached copy of a tensor (such as {name}.detach(), or the output's), "
+                f"which has no autograd history, so autograd sees second derivatives of zero where finite "
+                f"differences do not. Keep the tensor itself, with save_for_backward.")
+    if kept or saved:
+        where = ", ".join(f"ctx.{t['attr']}" for t in kept) if kept else "tensors passed to save_for_backward"
+        return (f"backward computes with {where}, computed inside forward: an intermediate result has no autograd "
+                f"history, whether it is kept on ctx or passed to save_for_backward, so autograd sees second "
+                f"derivatives of zero where finite differences do not. Return it as an extra output of forward "
+                f"(an output's history is forward's node), or recompute it in backward from a saved input.")
+    if has_history:
+        return (f"backward's result depends on {name} only through values autograd cannot follow, so autograd sees "
+                f"second derivatives of zero where finite differences do not. Compute backward with torch "
+                f"operations on the tensors from ctx.saved_tensors (no .detach(), .item(), NumPy or "
+                f"torch.no_grad()).")
+    return (f"backward's result has no autograd history linking it to {name}, so autograd sees second derivatives "
+            f"of zero where finite differences do not: backward computed it with values autograd cannot follow "
+            f"(.detach(), .item(), NumPy, torch.no_grad(), or a new tensor built from numbers). Compute it with "
+            f"torch operations on {view.grad_output} and on the tensors from ctx.saved_tensors.")
