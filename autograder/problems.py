@@ -194,7 +194,7 @@ class Problem:
     def tensor_inputs(self) -> int:
         """The most differentiable (float64) tensor arguments any case passes."""
         return max(sum(isinstance(a, FixedTensor) or (isinstance(a, TensorSpec) and a.differentiable) for a in c.args)
-                   for c in self.cases)
+                   for c in self.cases) if self.cases else 0
 
     def inputs(self, case_index: int, seed: int = 0) -> list[Any]:
         """The seeded inputs of one case: grading the same submission twice gives the same results."""

@@ -300,7 +300,7 @@ def grade_in_process(problem: Problem, namespace: dict, seed: int = 0) -> list:
 
 # The checks a Function built from the reference alone can pass: the numbers. What an exercise asks of the
 # code itself (save_for_backward, a companion Function, needs_input_grad...) is not self-tested.
-SELF_TESTED = ("is a Function", "forward", "inputs unchanged", "backward returns", "gradient",
+SELF_TESTED = ("is a Function", "forward", "inputs unchanged", "backward returns", "gradient", "needs_input_grad",
                "grad_output unchanged", "save_for_backward", "gradcheck", "gradgradcheck")
 
 

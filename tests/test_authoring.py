@@ -92,7 +92,7 @@ def test_keyword_arguments_and_the_hint_reach_the_student():
     assert found["forward"].passed and not found["gradient"].passed
     message = found["gradient"].message
     assert message.endswith("Scatter the gradient back with scatter_add_.")
-    assert "tensor(2, 2) of int64, dim=0" in message or "tensor(3, 2) of int64" in message
+    assert message.startswith("With x of shape (3, 5) and index of shape (3, 2) of int64: ")
     assert "scatter_add_" not in found["gradcheck"].message  # a hint belongs to its own check
 
 
@@ -111,7 +111,8 @@ def test_keyword_argument_missing_from_forward_fails():
             return torch.zeros(ctx.shape, dtype=grad.dtype).scatter_add(1, index, grad), None
 
     message = verdicts(GATHER, {"Gather": NoDim})["forward"].message
-    assert "dim=0" in message and "dim" in message.split(":", 1)[1]
+    assert message.startswith("With x of shape (4, 2), index of shape (2, 2) of int64 and dim = 0: ")
+    assert "dim" in message.split(":", 1)[1]
 
 
 def round_ste(x):
@@ -139,7 +140,7 @@ def test_a_problem_without_gradcheck():
     found = verdicts(STE, {"RoundSTE": RoundSTE})
     assert "gradcheck" not in found and all(r.passed for r in found.values())
     assert found["gradient"].max_score == 4 and found["forward"].max_score == 2
-    assert STE.max_score == 0 + 2 + 1 + 4
+    assert STE.max_score == sum(r.max_score for r in found.values()) == 9
 
 
 def test_the_same_function_fails_gradcheck_when_it_is_asked():
@@ -150,21 +151,20 @@ def test_the_same_function_fails_gradcheck_when_it_is_asked():
 
 
 def test_a_tolerance_of_its_own():
-    """Does an answer a little off (1e-8 relative) fail the built-in tolerance and pass a problem whose
-    tolerance allows it?"""
+    """Does an answer off by 1% fail the built-in tolerance and pass a problem whose tolerance allows it?"""
     class Close(torch.autograd.Function):
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x)
-            return x.exp() * (1 + 1e-8)
+            return x.exp() * (1 + 1e-2)
 
         @staticmethod
         def backward(ctx, grad):
             (x,) = ctx.saved_tensors
-            return grad * x.exp() * (1 + 1e-8)
+            return grad * x.exp() * (1 + 1e-2)
 
     strict = Problem(name="Exp", summary="", reference=torch.exp, cases=(Case((TensorSpec((3,)),)),))
-    loose = Problem(name="Exp", summary="", reference=torch.exp, cases=strict.cases, tolerance=(1e-6, 1e-9))
+    loose = Problem(name="Exp", summary="", reference=torch.exp, cases=strict.cases, tolerance=(2e-2, 1e-9))
     assert not verdicts(strict, {"Exp": Close})["forward"].passed
     assert all(r.passed for r in verdicts(loose, {"Exp": Close}).values())
 
@@ -212,12 +212,16 @@ def test_mistakes_in_a_problem_are_named(change, phrase):
 
 
 def test_right_answer_built_from_the_reference_passes_double_backward():
-    """Does the Function validate.py builds from a reference pass every check of the built-in problems,
-    second derivatives included (the self-test every assignment goes through)?"""
+    """Does the Function validate.py builds from a reference pass every check of the built-in problems that
+    it can (the numbers, second derivatives included: the self-test every assignment goes through)?"""
+    from autograder.validate import SELF_TESTED
+
     for name in ("custom-functions", "double-backward"):
         for problem in find_assignment(name).problems:
             found = verdicts(problem, answer(problem))
-            assert all(r.passed for r in found.values()), (problem.name, [r.message for r in found.values()])
+            assert "gradient" in found
+            assert all(r.passed for r in found.values() if r.check in SELF_TESTED), \
+                (problem.name, [r.message for r in found.values() if not r.passed])
 
 
 # -- the example of docs/authoring.md ----------------------------------------------------------------------
@@ -247,15 +251,15 @@ def test_example_goes_from_file_to_gradescope_archive(tmp_path):
         assert result.returncode == 0, result.stderr
         return result
 
-    assert "indexing  (lesson 08-indexing, 25 points)" in run("list", "--extra", EXAMPLE).stdout
+    assert "indexing  (lesson 08-indexing, 31 points)" in run("list", "--extra", EXAMPLE).stdout
     out = tmp_path / "graded"
     run("grade", "--assignment", "indexing", "--extra", EXAMPLE, "--out", out, "--quiet", SOLUTION)
     result = json.loads((out / "authoring_solution" / "results.json").read_text())
-    assert result["score"] == 25 and all(t["status"] == "passed" for t in result["tests"])
+    assert result["score"] == 31 and all(t["status"] == "passed" for t in result["tests"])
     assert (out / "grades.csv").read_text() == ("submission,score,max_score,Gather,RoundSTE,SmoothMax\n"
-                                                "authoring_solution,25,25,9,7,9\n")
+                                                "authoring_solution,31,31,11,9,11\n")
     archive = tmp_path / "indexing.zip"
-    assert "for indexing (3 problems, 25 points, 0 hidden check(s)" in run(
+    assert "for indexing (3 problems, 31 points, 0 hidden check(s)" in run(
         "gradescope", "--assignment", "indexing", "--extra", EXAMPLE, "--out", archive).stdout
     with zipfile.ZipFile(archive) as z:
         z.extractall(tmp_path / "root" / "source")
@@ -263,8 +267,8 @@ def test_example_goes_from_file_to_gradescope_archive(tmp_path):
                              capture_output=True, text=True, timeout=600, check=False,
                              env=dict(os.environ, PYTHONPATH=str(tmp_path / "root" / "source")))
     assert checked.returncode == 0, checked.stderr
-    assert "ready to grade indexing (3 problems, 25 points)" in checked.stdout
-    assert "a worker graded an untouched notebook 0/25" in checked.stdout
+    assert "ready to grade indexing (3 problems, 31 points)" in checked.stdout
+    assert "a worker graded an untouched notebook 0/31" in checked.stdout
 
 
 # -- registered without editing the package -----------------------------------------------------------------
@@ -289,7 +293,7 @@ def test_installed_package_registers_an_assignment_seen_by_check(tmp_path):
     env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}")
     listed = subprocess.run([sys.executable, "-m", "autograder", "list", "--json"], capture_output=True, text=True,
                             cwd=ROOT, env=env, timeout=300, check=True)
-    assert {"name": "course-extra", "problems": ["Triple"], "max_score": 9} in json.loads(listed.stdout)
+    assert {"name": "course-extra", "problems": ["Triple"], "max_score": 11} in json.loads(listed.stdout)
     code = textwrap.dedent("""
         import torch
         from autograder import check
