@@ -178,7 +178,7 @@ class Job:
                                                  "error": str(message["error"])[-4000:]})
             elif event == "loaded" and not self.loaded and not self.stopped:
                 self.loaded = True
-                self.crowded |= kill_tree(self.pid) > 0  # what the cells left running: daemons, fork bombs
+                self.crowded |= self.kill_leftovers() > 0  # what the cells left running: daemons, fork bombs
                 self.next_problem()
             elif event == "threads" and self.loaded and not self.stopped:
                 self.no_threads = True
@@ -190,6 +190,17 @@ class Job:
                 self.partial = message["data"]
         except (KeyError, TypeError, ValueError):
             pass
+
+    def kill_leftovers(self) -> int:
+        """Kills what the worker's cells started; returns how many were alive. With a cgroup, its member
+        list is the answer; otherwise the process table is searched for the worker's descendants."""
+        if self.group is None:
+            return kill_tree(self.pid)
+        others = self.group.pids() - {self.pid}
+        for pid in others:
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
+        return len(others)
 
     def received(self, event: str, data: dict) -> None:
         measure = self.current
@@ -341,11 +352,12 @@ class Job:
         else:
             for m in left:
                 failures[m.name] = f"Grading {m.name} stopped: the worker {cause}."
-        strays = reaper.sweep(workers) if reaper is not None else 0
-        if self.uid is not None and (strays or self.crowded or reaper is None or not reaper.active):
-            kill_user(self.uid)  # a backstop: the subreaper already caught whatever left the worker's tree
         if self.group is not None:
-            self.group.remove()
+            self.group.remove()  # everything the worker started is in its cgroup, whatever its session
+        else:
+            strays = reaper.sweep(workers) if reaper is not None else 0
+            if self.uid is not None and (strays or self.crowded or reaper is None or not reaper.active):
+                kill_user(self.uid)  # a backstop: the subreaper already caught whatever left the worker's tree
         for fd in (self.messages, self.printed, self.control, self.pidfd):
             if fd is not None:
                 with contextlib.suppress(OSError):
