@@ -107,16 +107,16 @@ _ERRORS = [
     (r"returned an incorrect number of gradients \(expected (\d+), got (\d+)\)",
      lambda m: f"backward returned {m[2]} value(s) but forward takes {m[1]} input(s) (ctx excluded): return "
                f"one value per input, in order, with None for the inputs that are not tensors."),
-    (r"returned a gradient different than None at position (\d+), but the corresponding forward input was "
-     r"not a Variable",
+    ((r"returned a gradient different than None at position (\d+), but the corresponding forward input was "
+     r"not a Variable"),
      lambda m: f"backward returned a gradient for input {m[1]} of forward, which is not a tensor (a number "
                f"such as n): there is nothing to differentiate there, so return None in that position."),
     (r"modified by an inplace operation",
      lambda m: "a tensor saved for backward was changed in place after forward saved it, so autograd refuses "
                "to use it: clone before changing it (or change a copy), and never change inputs or "
                "grad_output in place."),
-    (r"returned an invalid gradient at index (\d+) - got \[([\d, ]*)\] but expected shape compatible "
-     r"with \[([\d, ]*)\]",
+    ((r"returned an invalid gradient at index (\d+) - got \[([\d, ]*)\] but expected shape compatible "
+     r"with \[([\d, ]*)\]"),
      lambda m: f"backward returned a gradient of shape [{m[2]}] for input {int(m[1]) + 1}, whose shape is "
                f"[{m[3]}]" + (": it looks transposed." if m[2].split(", ")[::-1] == m[3].split(", ") else
                               ": each gradient must have the shape of its input.")),

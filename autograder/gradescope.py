@@ -532,7 +532,13 @@ def run(root: Path) -> int:
         settings, assignment = prepare(root, validated=False)
         close_grader_files(root)
         import autograder
-        from autograder.batch import Private, drop_expected_errors, failed_everywhere, problem_jobs, verdicts_for
+        from autograder.batch import (
+            Private,
+            drop_expected_errors,
+            failed_everywhere,
+            problem_jobs,
+            verdicts_for,
+        )
         from autograder.layouts import uploads
         from autograder.loader import read_all
         from autograder.sandbox import Limits, Pool, Task

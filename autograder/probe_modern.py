@@ -10,8 +10,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import torch
-import torch.autograd.forward_ad as forward_ad
 import torch.func
+from torch.autograd import forward_ad
 
 from autograder.probe import MAX_TEXT, _make, decode_args, differentiable, error_data, plain
 

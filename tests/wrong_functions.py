@@ -227,8 +227,8 @@ CASES = [
     ("Sinh", SINH_BAD, "gradgradcheck", "an intermediate result has no autograd history, whether it is kept on ctx"),
     ("Sinh", SINH_TUPLE, "forward", "not a Tensor"),
     ("KillHead", "def KillHead(x, n):\n    return x\n", "is a Function", "subclass of torch.autograd.Function"),
-    ("KillHead", "class KillHead(Function):\n    @staticmethod\n    def forward(ctx, input, n):\n"
-                 "        raise NotImplementedError()\n", "forward", "not written yet"),
+    ("KillHead", ("class KillHead(Function):\n    @staticmethod\n    def forward(ctx, input, n):\n"
+                 "        raise NotImplementedError()\n"), "forward", "not written yet"),
     # Lesson 4's derived backwards: one mistake each, as students make them.
     ("LogSumExp", LOGSUMEXP.format(forward="result = input.exp().sum(-1).log()  # overflows", backward=LSE_GRAD),
      "forward", "NaN or infinity"),
