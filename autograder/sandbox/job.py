@@ -146,15 +146,21 @@ class Job:
             if not chunk:
                 return False
             if fd == self.messages:
-                for line in self.lines.feed(chunk):
-                    message = parse(line)
-                    if message is not None:
-                        self.handle(message)
-                    if self.stopped:
-                        return True
+                self.take(chunk)
+                if self.stopped:
+                    return True
             else:
                 self.keep_output(chunk)
         return True
+
+    def take(self, chunk: bytes) -> None:
+        """Handles the messages a chunk of the messages pipe completes, until the job is stopped."""
+        for line in self.lines.feed(chunk):
+            message = parse(line)
+            if message is not None:
+                self.handle(message)
+            if self.stopped:
+                return
 
     def keep_output(self, chunk: bytes) -> None:
         if self.again or self.output_closed:
@@ -310,10 +316,7 @@ class Job:
                     break
                 total += len(chunk)
                 if fd == self.messages:
-                    for line in self.lines.feed(chunk):
-                        message = parse(line)
-                        if message is not None:
-                            self.handle(message)
+                    self.take(chunk)
                 else:
                     self.keep_output(chunk)
 

@@ -204,18 +204,17 @@ def _sweep_ipc() -> int:
     have left some, for the next submission to read."""
     removed = 0
     lib = libc()
-    for kind, column, remove in (("shm", 1, lib.shmctl), ("sem", 1, None), ("msg", 1, lib.msgctl)):
+    # /proc/sysvipc/<kind>: the id is column 1; the owner's uid is column 7 (4 for semaphores).
+    for kind, uid_at, remove in (("shm", 7, lambda i: lib.shmctl(i, 0, None)), ("sem", 4, lambda i: lib.semctl(i, 0, 0)),
+                                 ("msg", 7, lambda i: lib.msgctl(i, 0, None))):  # command 0: IPC_RMID
         try:
             with open(f"/proc/sysvipc/{kind}") as table:
                 rows = [line.split() for line in table.readlines()[1:]]
         except OSError:
             continue
-        uid_at = {"shm": 7, "sem": 4, "msg": 7}[kind]
         for row in rows:
             if len(row) > uid_at and UID_BASE <= int(row[uid_at]) < UID_BASE + UID_COUNT:
-                ident = int(row[column])
-                result = lib.semctl(ident, 0, 0) if remove is None else remove(ident, 0, None)  # IPC_RMID
-                removed += result == 0
+                removed += remove(int(row[1])) == 0
     return removed
 
 
