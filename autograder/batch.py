@@ -150,12 +150,16 @@ def problem_jobs(assignment: Assignment, seed: int) -> list[Measure]:
             for p in assignment.problems]
 
 
-def pool_for(assignment: Assignment, limits: Limits, workers: int | None, server: Server | None = None) -> Pool:
-    """A pool whose clean parent has the lesson's modules and checks warmed up (started at once, if the
-    caller has not started it earlier: its interpreter loads while the grader reads the submissions and
-    measures the references)."""
+def warm_up(assignment: Assignment) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the workers' clean parent imports and warms up for this assignment: (modules, extra checks)."""
     extra = {check for problem in assignment.problems for check in problem.extra_checks}
-    return Pool(limits, workers, assignment.preload, tuple(extra), server)
+    return tuple(assignment.preload), tuple(sorted(extra))
+
+
+def pool_for(assignment: Assignment, limits: Limits, workers: int | None, server: Server | None = None) -> Pool:
+    """A pool whose clean parent has the lesson's modules and checks warmed up (asked at once, if the
+    caller has not asked earlier: it warms up while the grader reads the submissions)."""
+    return Pool(limits, workers, *warm_up(assignment), server)
 
 
 def drop_expected_errors(sub: Submission, outcome: Outcome) -> Outcome:

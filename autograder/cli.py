@@ -132,13 +132,18 @@ def validated(assignment, seed: int = 0):
     return assignment
 
 
-def find(name: str, seed: int = 0):
+def lookup(name: str):
+    """The assignment called name, not yet validated; else a usage error listing the assignments."""
     from autograder.assignments import find_assignment
 
     try:
-        return validated(find_assignment(name), seed)
+        return find_assignment(name)
     except LookupError as error:
         fail(str(error))
+
+
+def find(name: str, seed: int = 0):
+    return validated(lookup(name), seed)
 
 
 def check_seed(seed: int) -> None:
@@ -224,7 +229,11 @@ def _grade(args, server) -> int:
     limits = check_limits(args.load_timeout, args.problem_timeout)
     check_paths(args)
     load_extras(args.extra)
-    assignment = find(args.assignment, args.seed)
+    from autograder.batch import warm_up
+
+    assignment = lookup(args.assignment)
+    server.warm_up(*warm_up(assignment))  # the clean parent warms up while the assignment is validated
+    validated(assignment, args.seed)
     INTERRUPTED[0] = (f"Stopped. Every submission graded before now is saved in {args.out}: run the same command "
                       f"again to grade the rest.")
     try:

@@ -1,7 +1,9 @@
-"""A control group per worker, where the grader may write one: a memory limit that counts what address
+"""A control group per worker slot, where the grader may write one: a memory limit that counts what address
 space limits miss (shared memory, memory behind file descriptors, the page cache of its files), a CPU
 weight equal to every other worker's (sixty spinning processes of one submission get no more CPU than
-one honest notebook), and a process limit.
+one honest notebook), and a process limit. A slot's group serves one worker after another: it is made
+once, and emptied between two workers (making and removing one per worker cost the grader more than
+the worker's own start).
 
 cgroup v2 (one unified hierarchy with the memory, cpu and pids controllers) is used where it is mounted
 with them; otherwise cgroup v1's memory, cpu and pids hierarchies. Where neither can be written (an
@@ -43,6 +45,11 @@ class Group:
         for folder in self.folders:
             _write(os.path.join(folder, "cgroup.procs"), str(pid))
 
+    def procs(self) -> list[str]:
+        """The files a process writes its pid to, to join the group (the clean parent does it for each
+        worker, which is then born inside)."""
+        return [os.path.join(folder, "cgroup.procs") for folder in self.folders]
+
     def pids(self) -> set[int]:
         found = set()
         for folder in self.folders:
@@ -50,23 +57,37 @@ class Group:
                 found |= {int(p) for p in _read(os.path.join(folder, "cgroup.procs")).split()}
         return found
 
-    def memory_events(self) -> str:
-        """Why the kernel stopped the worker, when it was its memory: "oom" or ""."""
+    def oom_kills(self) -> int:
+        """How many of its processes the kernel has killed for memory so far (a running count: the group
+        serves one worker after another, so a worker compares the count at its end with its start's)."""
+        count = 0
         for folder in self.folders:
-            for name, marker in (("memory.events", "oom_kill "), ("memory.oom_control", "oom_kill ")):
+            for name in ("memory.events", "memory.oom_control"):
                 with contextlib.suppress(OSError, ValueError):
                     for line in _read(os.path.join(folder, name)).splitlines():
-                        if line.startswith(marker) and int(line.split()[1]) > 0:
-                            return "oom"
-        return ""
+                        if line.startswith("oom_kill "):
+                            count += int(line.split()[1])
+        return count
+
+    def clear(self, seconds: float = 2.0) -> bool:
+        """Kills what is left in it and waits until it is empty, so that the next worker finds it so;
+        False when something would not go in time (the group is then not used again)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            left = self.pids()
+            if not left:
+                return True
+            for pid in left:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
 
     def remove(self) -> None:
         """Kills what is left in it and removes it (a cgroup with processes cannot be removed)."""
         for _ in range(200):
-            left = self.pids()
-            for pid in left:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
+            self.clear(0.0)
             folders = []
             for folder in self.folders:
                 try:

@@ -212,14 +212,16 @@ REFUSED_CALLS = ("memfd_create", "memfd_secret", "userfaultfd", "ptrace", "proce
                  "setns", "mount", "pivot_root", "kexec_load")
 
 
-def seccomp() -> bool:
-    """Refuses REFUSED_CALLS through libseccomp (the pyseccomp binding); False where it is missing."""
+@functools.cache
+def seccomp_program() -> bytes:
+    """The filter refusing REFUSED_CALLS, compiled to BPF by libseccomp (the pyseccomp binding) once, in
+    the clean parent: a worker only loads it. Empty where libseccomp or seccomp is missing."""
     try:
         import errno
 
         import pyseccomp
     except (ImportError, OSError):
-        return False
+        return b""
     try:
         rules = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
         for call in REFUSED_CALLS:
@@ -227,10 +229,32 @@ def seccomp() -> bool:
                 rules.add_rule(pyseccomp.ERRNO(errno.EPERM), call)
             except (ValueError, RuntimeError, OSError):
                 pass  # a call this kernel or architecture does not have
-        rules.load()
-        return True
-    except Exception:  # noqa: BLE001 - no seccomp in this kernel or container
+        with tempfile.TemporaryFile() as f:
+            rules.export_bpf(f)
+            f.seek(0)
+            return f.read()
+    except Exception:  # noqa: BLE001 - no seccomp support in this libseccomp
+        return b""
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _BPF_INSTRUCTION = 22, 2, 8
+
+
+def seccomp() -> bool:
+    """Loads seccomp_program() into this process (and all it starts); False where it cannot."""
+    program = seccomp_program()
+    if not program or len(program) % _BPF_INSTRUCTION:
         return False
+    code = ctypes.create_string_buffer(program, len(program))
+    fprog = _SockFprog(len(program) // _BPF_INSTRUCTION, ctypes.cast(code, ctypes.c_void_p))
+    if prctl(PR_SET_NO_NEW_PRIVS, 1) != 0:
+        return False
+    return libc().prctl(ctypes.c_int(_PR_SET_SECCOMP), ctypes.c_ulong(_SECCOMP_MODE_FILTER),
+                        ctypes.c_void_p(ctypes.addressof(fprog)), ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
 
 
 def available() -> dict[str, bool]:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from autograder.sandbox.cgroups import Cgroups, Group
+from autograder.sandbox.cgroups import Group
 from autograder.sandbox.confine import Limits
 from autograder.sandbox.processes import (
     WORKDIR_PREFIX,
@@ -73,57 +73,80 @@ class Job:
     """One running worker: its pipes, its deadline and what it said."""
 
     def __init__(self, task: Task, problems: list[Measure], limits: Limits, seed: int, uid: int | None,
-                 server, cgroups: Cgroups | None, previous: Outcome | None):
-        self.task, self.problems, self.limits, self.uid = task, problems, limits, uid
+                 group: Group | None, previous: Outcome | None):
+        """Everything a worker needs but the worker: its folder and payload, and its pipes. The clean
+        parent is then asked for the worker (`spawn`), and `started` is called with its pid."""
+        self.task, self.problems, self.limits, self.uid, self.group = task, problems, limits, uid, group
         self.todo = sorted(problems, key=lambda m: m.hidden)  # visible first: what hidden ones print is never kept
         self.outcome = previous or Outcome()
         self.again = previous is not None
         self.remaining: list[Measure] = []
         self.crowded = False  # the worker was seen with processes of its own
-        self.started = time.monotonic()
-        self.deadline = self.started + limits.load_seconds
+        self.began = time.monotonic()
+        self.deadline = float("inf")  # set when the worker starts
         self.cell, self.loaded, self.current, self.phase, self.stopped = -1, False, None, "", False
         self.partial: dict | None = None  # the current problem's measurement so far (parts finished)
         self.no_threads = False
         self.lines = Lines()
         self.output, self.output_dropped, self.output_closed = bytearray(), False, False
+        self.pid, self.pidfd, self.oom_kills = 0, None, 0
         self.workdir = tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
-        self.group: Group | None = None
-        self.messages = self.printed = self.control = self.pidfd = None
-        payload = {"cells": task.cells, "modules": task.modules, "seed": seed,
-                   "problems": [dict(m.spec, name=m.name, cases=m.cases) for m in problems]}
-        fd = os.open(os.path.join(self.workdir, PAYLOAD), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(payload, f)
-        if uid is not None:
-            os.chown(self.workdir, uid, uid)
-        if cgroups is not None:
-            with contextlib.suppress(OSError):
-                self.group = cgroups.make(limits.memory_bytes + CGROUP_SLACK, limits.processes)
-        messages_r, messages_w = os.pipe()
-        output_r, output_w = os.pipe()
-        control_r, control_w = os.pipe()
-        cpu = limits.load_seconds + (2 * len(problems) + 1) * limits.problem_seconds
-        request = {"workdir": self.workdir, "uid": uid, "grader": os.getpid(), "limits": asdict(limits), "cpu": cpu}
         try:
-            self.pid = server.spawn(request, [messages_w, output_w, control_r])
+            payload = {"cells": task.cells, "modules": task.modules, "seed": seed,
+                       "problems": [dict(m.spec, name=m.name, cases=m.cases) for m in problems]}
+            fd = os.open(os.path.join(self.workdir, PAYLOAD), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                json.dump(payload, f)
+            if uid is not None:
+                os.chown(self.workdir, uid, uid)
+        except BaseException:
+            remove_folder(self.workdir)
+            raise
+        self.messages, messages_w = os.pipe()
+        self.printed, output_w = os.pipe()
+        control_r, self.control = os.pipe()
+        self.ends = [messages_w, output_w, control_r]  # the worker's: sent to the clean parent, then closed here
+
+    def spawn(self, server) -> None:
+        """Asks the clean parent for the worker (the reply comes later: `started`); raises ServerGone."""
+        cpu = self.limits.load_seconds + (2 * len(self.problems) + 1) * self.limits.problem_seconds
+        request = {"workdir": self.workdir, "uid": self.uid, "grader": os.getpid(), "limits": asdict(self.limits),
+                   "cpu": cpu, "cgroup": self.group.procs() if self.group is not None else []}
+        try:
+            server.request(request, self.ends)
         finally:
-            for end in (messages_w, output_w, control_r):
+            self.close_ends()
+
+    def close_ends(self) -> None:
+        for end in self.ends:
+            with contextlib.suppress(OSError):
                 os.close(end)
-        self.messages, self.printed, self.control = messages_r, output_r, control_w
+        self.ends = []
+
+    def started(self, pid: int, in_group: bool) -> None:
+        """The worker exists (born in its slot's cgroup when `in_group`): its deadline starts now, and it
+        may start."""
+        self.pid, self.began = pid, time.monotonic()
+        self.deadline = self.began + self.limits.load_seconds
+        if self.group is not None and not in_group:
+            self.group = None  # the slot's cgroup could not be joined: leftovers are found by process tree
         if self.group is not None:
-            try:
-                self.group.add(self.pid)
-            except OSError:
-                self.group.remove()
-                self.group = None
-        for end in (messages_r, output_r, control_w):
+            self.oom_kills = self.group.oom_kills()
+        for end in (self.messages, self.printed, self.control):
             os.set_blocking(end, False)
         try:
-            self.pidfd: int | None = os.pidfd_open(self.pid)
+            self.pidfd = os.pidfd_open(self.pid)
         except (AttributeError, OSError):
             self.pidfd = None
         self.tell(b"s")  # adopted (and in its cgroup): the worker may start
+
+    def abandon(self) -> None:
+        """No worker came (the clean parent failed): what was made for it goes."""
+        self.close_ends()
+        for fd in (self.messages, self.printed, self.control):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        remove_folder(self.workdir)
 
     def tell(self, data: bytes | dict) -> None:
         with contextlib.suppress(OSError):
@@ -330,7 +353,7 @@ class Job:
         except ChildProcessError:
             status = 0
         cause = describe_status(status)
-        if self.group is not None and self.group.memory_events() == "oom":
+        if self.group is not None and self.group.oom_kills() > self.oom_kills:
             cause = "was killed because it used more memory than the grader allows"
         data, failures = self.outcome.data, self.outcome.failures
         names = [m.name for m in self.todo]
@@ -356,7 +379,8 @@ class Job:
             for m in left:
                 failures[m.name] = f"Grading {m.name} stopped: the worker {cause}."
         if self.group is not None:
-            self.group.remove()  # everything the worker started is in its cgroup, whatever its session
+            if not self.group.clear():  # everything the worker started is in its cgroup, whatever its session
+                self.group = None  # what would not die keeps the slot's group: the slot gets a new one
         else:
             strays = reaper.sweep(workers) if reaper is not None else 0
             if self.uid is not None and (strays or self.crowded or reaper is None or not reaper.active):
@@ -369,7 +393,7 @@ class Job:
         if not self.again:
             text = self.output.decode("utf-8", "replace")
             self.outcome.output = text + ("\n[... output truncated ...]" if self.output_dropped else "")
-        self.outcome.seconds += time.monotonic() - self.started
+        self.outcome.seconds += time.monotonic() - self.began
         return self.outcome
 
 

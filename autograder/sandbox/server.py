@@ -8,13 +8,14 @@ lived intermediate process, so that it is re-parented to the grader (a child sub
 waits for it, reaps it and kills whatever it leaves, as if it had forked it itself.
 
 Requests come over a Unix socket (SOCK_SEQPACKET), one JSON object each, with the worker's three pipe
-ends passed as file descriptors. This process never reads a payload: a submission's cells go from the
-grader straight to its worker, through a file in the worker's own folder.
+ends passed as file descriptors; replies go back in the same order, and the grader serves its running
+workers while it waits for them. The intermediate first joins the worker slot's cgroup, so the worker
+is born inside it. This process never reads a payload: a submission's cells go from the grader
+straight to its worker, through a file in the worker's own folder.
 """
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import importlib
 import json
@@ -31,6 +32,7 @@ from autograder.sandbox.confine import (
     confine,
     prctl,
     readable_paths,
+    seccomp_program,
 )
 
 # Modules every lesson's notebook imports: loaded once here so that each forked worker has them
@@ -41,19 +43,25 @@ PAYLOAD = "payload.json"
 MAX_REQUEST = 1 << 16
 
 
-def _warm_up(preload: list[str], extra_checks: list[str]) -> None:
-    """Imports and first-call work done once here rather than in every worker."""
+def prime() -> None:
+    """torch's first double backward imports much of torch lazily (symbolic shapes, sympy): done once,
+    by a grader before it forks the clean parent (both then share it), or by the clean parent."""
     import torch
 
+    x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    torch.autograd.grad(x * x, x, torch.ones(2, dtype=torch.float64), create_graph=True)
+    torch.autograd.gradgradcheck(torch.exp, (x,), fast_mode=True)
+
+
+def _warm_up(preload: list[str], extra_checks: list[str]) -> None:
+    """Imports and first-call work done once here rather than in every worker."""
     os.environ.setdefault("MPLBACKEND", "Agg")  # as in workers: no display
     for name in list(PRELOAD) + preload:
         try:
             importlib.import_module(name)
         except ImportError:
             pass
-    x = torch.ones(2, dtype=torch.float64, requires_grad=True)
-    torch.autograd.grad(x * x, x, torch.ones(2, dtype=torch.float64), create_graph=True)
-    torch.autograd.gradgradcheck(torch.exp, (x,), fast_mode=True)
+    prime()
     if extra_checks:
         from autograder.probe_modern import warm_up
 
@@ -91,29 +99,44 @@ def _become_worker(request: dict, fds: list[int], snapshot, baseline: int) -> No
     os._exit(0)
 
 
-def _spawn(request: dict, fds: list[int], snapshot, baseline: int) -> int:
-    """Forks a worker through an intermediate that exits at once; returns the worker's pid (0 on failure)."""
+def _join(procs: list[str]) -> bool:
+    """Moves this process into the worker slot's cgroup (a file per hierarchy); False if it could not."""
+    try:
+        for path in procs:
+            with open(path, "w") as f:
+                f.write(str(os.getpid()))
+    except OSError:
+        return False
+    return bool(procs)
+
+
+def _spawn(request: dict, fds: list[int], snapshot, baseline: int) -> tuple[int, bool]:
+    """Forks a worker through an intermediate that exits at once; returns the worker's pid (0 on failure)
+    and whether it was born in its slot's cgroup (the intermediate joins it first)."""
     read_end, write_end = os.pipe()
     middle = os.fork()
     if middle == 0:
         try:
+            joined = _join(request.get("cgroup") or [])
             pid = os.fork()
             if pid == 0:
                 os.close(read_end)
                 os.close(write_end)
                 _become_worker(request, fds, snapshot, baseline)
-            os.write(write_end, str(pid).encode())
+            os.write(write_end, f"{pid} {int(joined)}".encode())
         finally:
             os._exit(0)
     os.close(write_end)
     try:
-        text = os.read(read_end, 32)
+        text = os.read(read_end, 32).split()
     finally:
         os.close(read_end)
         os.waitpid(middle, 0)
         for fd in fds:
             os.close(fd)
-    return int(text) if text.isdigit() else 0
+    if len(text) != 2 or not text[0].isdigit():
+        return 0, False
+    return int(text[0]), text[1] == b"1"
 
 
 def serve(channel: socket.socket) -> None:
@@ -127,8 +150,6 @@ def serve(channel: socket.socket) -> None:
             return
         request = json.loads(data)
         if request["do"] == "prepare":
-            with contextlib.suppress(ImportError, OSError):
-                import pyseccomp  # noqa: F401 - libseccomp found and loaded once here, not in every worker
             from autograder import probe as probing
 
             _warm_up(request.get("preload", []), request.get("extra_checks", []))
@@ -139,17 +160,18 @@ def serve(channel: socket.socket) -> None:
                 from autograder.sandbox import worker  # noqa: F401
 
                 readable_paths()
+                seccomp_program()  # compiled once here; a worker only loads it
                 snapshot = probing.Snapshot()  # what workers put back after student code ran
                 gc.freeze()  # a worker's garbage collector then leaves these pages alone
                 baseline = baseline_memory()
             channel.send(b'{"ready": true}')
         elif request["do"] == "spawn" and snapshot is not None and len(fds) == 3:
-            pid = _spawn(request, fds, snapshot, baseline)
-            channel.send(json.dumps({"pid": pid}).encode())
+            pid, joined = _spawn(request, fds, snapshot, baseline)
+            channel.send(json.dumps({"pid": pid, "cgroup": joined}).encode())
         else:
             for fd in fds:
                 os.close(fd)
-            channel.send(b'{"pid": 0}')
+            channel.send(b'{"pid": 0, "cgroup": false}')
 
 
 def run(fd: int, grader: int) -> None:

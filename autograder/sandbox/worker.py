@@ -195,8 +195,7 @@ def run(messages: int, control: int, payload: dict, snapshot: probing.Snapshot) 
         if name in problems:
             spec, cases = problems[name]
             if command["do"] == "measure":
-                def report(part: dict, name: str = name) -> None:
-                    restore()
+                def report(part: dict, name: str = name) -> None:  # send() needs nothing put back
                     send(messages, {"event": "part", "problem": name, "data": part})
 
                 measured[name] = data = probing.measure(spec, namespace, cases, seed, report)
