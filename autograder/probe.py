@@ -85,10 +85,11 @@ _PROTECTED_MODULES = {"torch", "torch._tensor", "torch.functional", "torch.overr
                       "torch._C._autograd", "torch._ops", "torch.library", "builtins", "os", "posix", "sys",
                       "types", "functools", "operator", "math", "copy", "contextlib", "resource", "signal",
                       "selectors", "struct", "ctypes", "errno", "stat", "fcntl", "time"}
-# The few looked at again after every call into the submission (cheap enough to do hundreds of times).
-_HOT_MODULES = ("autograder.probe", "autograder.probe_modern", "autograder.graphs", "autograder.sandbox.worker",
-                "builtins", "torch.autograd", "torch.autograd.function", "torch.autograd.graph",
-                "torch.autograd.gradcheck")
+# The few looked at again after every call into the submission (cheap enough to do hundreds of times):
+# every module of the measuring code, so that nothing a call patched is used by the next measurement.
+_HOT_MODULES = ("autograder.probe", "autograder.probe_modern", "autograder.graphs", "autograder.projections",
+                "autograder.checks", "autograder.sandbox.worker", "autograder.sandbox.protocol", "builtins",
+                "torch.autograd", "torch.autograd.function", "torch.autograd.graph", "torch.autograd.gradcheck")
 _HOT_CLASSES = (torch.Tensor, torch.autograd.Function)
 
 

@@ -4,7 +4,7 @@ One batch, graded as root through the command line with an instructor's extra fi
 a secret string), mixes honest submissions (two copies of alice.py carrying a marker of their own, and one
 that computes for a few seconds before defining its Functions) with one submission per hazard of
 tests/hostile/sandbox/: snooping in memory and on disk for classmates' work and the hidden tests, forging
-through trace and profile hooks, exhausting the process limit with threads, forging messages to move a
+through trace and profile hooks or a patched json module, exhausting the process limit with threads, forging messages to move a
 deadline, memory behind memfd_create, sixty spinning processes, and System V shared memory left for a
 classmate. Only results, files and processes are checked, never times.
 """
@@ -103,6 +103,14 @@ def test_trace_and_profile_hooks_forge_nothing(batch):
     """Hooks installed at import that swap a right KillHead in while the grader measures are cleared
     first: the wrong backward is measured, and fails."""
     assert checks_of(batch, "trace_forge")["KillHead: gradient"]["status"] == "failed"
+
+
+def test_a_patched_json_module_never_encodes_a_message(batch):
+    """A forward that patches json.dumps while it is measured: the worker's messages never go through it
+    (the marker it prints never appears), and the wrong backward is measured and fails."""
+    assert checks_of(batch, "json_forge")["KillHead: gradient"]["status"] == "failed"
+    assert "JSON-PATCH-RAN" not in visible_text(batch, "json_forge")
+    assert "KillHead is not defined" not in visible_text(batch, "json_forge")
 
 
 def test_threads_that_exhaust_the_process_limit_fail_with_that_cause(batch):
