@@ -14,7 +14,8 @@ REPOSITORY = "https://github.com/autograd-course/autograd-course"
 RELEASE = f"v{__version__}"
 PACKAGE_URL = f"{REPOSITORY}/archive/{RELEASE}.zip"  # what pip installs: the release's source, no git needed
 
-__all__ = ["__version__", "check", "draw"]
+# What notebooks import: only these names, so that moving the package's modules never breaks a lesson.
+__all__ = ["__version__", "check", "draw", "warn_if_no_graphviz"]
 
 
 def __getattr__(name):
@@ -23,7 +24,11 @@ def __getattr__(name):
 
         return check
     if name == "draw":
-        from autograder.graphs import draw
+        from autograder.measure.graphs import draw
 
         return draw
+    if name == "warn_if_no_graphviz":
+        from autograder.measure.graphs import warn_if_no_graphviz
+
+        return warn_if_no_graphviz
     raise AttributeError(name)

@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import autograder
-from autograder.assignments import Assignment
-from autograder.judge import CheckResult, Verdicts, encoded_cases, expectations, judge
-from autograder.loader import Submission, load
-from autograder.probe import explain_plan, with_explanation
-from autograder.render import feedback_page
-from autograder.report import ScoreAboveMaximum, grades_csv, read_results, results_json, write_atomic
+from autograder.course.assignments import Assignment
+from autograder.intake.loader import Submission, load
+from autograder.judge.verdicts import CheckResult, Verdicts, encoded_cases, expectations, judge
+from autograder.measure.probe import explain_plan, with_explanation
+from autograder.report.files import ScoreAboveMaximum, grades_csv, read_results, results_json, write_atomic
+from autograder.report.pages import feedback_page
 from autograder.sandbox import Limits, Measure, Outcome, Pool, Server, Task
 
 
@@ -74,7 +74,7 @@ class Key:
 
 
 def make_key(assignment: Assignment, seed: int, limits: Limits, extras: list[Path] = ()) -> Key:
-    from autograder.validate import fingerprint
+    from autograder.course.validate import fingerprint
 
     files = tuple((Path(p).name, hashlib.sha256(Path(p).read_bytes()).hexdigest()) for p in extras)
     return Key(assignment.name, fingerprint(assignment, seed), files, seed, dataclasses.asdict(limits))
@@ -425,7 +425,7 @@ def _grade(pool: Pool, assignment: Assignment, paths: list[Path], out: Path, for
 
 
 def _class_report(out: Path, assignment: Assignment, ordered: list[tuple[str, dict]]) -> Path | None:
-    from autograder.classreport import class_report
+    from autograder.report.classreport import class_report
 
     try:
         write_atomic(out / "report.html", class_report(assignment, ordered))

@@ -106,7 +106,7 @@ def _extra_option(parser: argparse.ArgumentParser, note: str = "") -> None:
 
 
 def load_extras(paths: list[Path]) -> None:
-    from autograder.assignments import BROKEN, load_extra
+    from autograder.course.assignments import BROKEN, load_extra
 
     for path in paths:
         if path.suffix != ".py":
@@ -122,8 +122,8 @@ def load_extras(paths: list[Path]) -> None:
 def validated(assignment, seed: int = 0):
     """The assignment, once validate.py finds every problem gradable; else a usage error naming the
     problem and the cause."""
-    from autograder.assignments import ORIGINS
-    from autograder.validate import InvalidAssignment, validate
+    from autograder.course.assignments import ORIGINS
+    from autograder.course.validate import InvalidAssignment, validate
 
     try:
         validate(assignment, seed, ORIGINS)
@@ -134,7 +134,7 @@ def validated(assignment, seed: int = 0):
 
 def lookup(name: str):
     """The assignment called name, not yet validated; else a usage error listing the assignments."""
-    from autograder.assignments import find_assignment
+    from autograder.course.assignments import find_assignment
 
     try:
         return find_assignment(name)
@@ -188,7 +188,7 @@ def check_paths(args) -> None:
 
 
 def cmd_list(args) -> int:
-    from autograder.assignments import ASSIGNMENTS, from_outside
+    from autograder.course.assignments import ASSIGNMENTS, from_outside
 
     load_extras(args.extra)
     for assignment in from_outside():
@@ -219,7 +219,7 @@ def cmd_grade(args) -> int:
 
 def _grade(args, server) -> int:
     from autograder.batch import UsageError, grade
-    from autograder.loader import NoSubmissions
+    from autograder.intake.loader import NoSubmissions
 
     if args.roster and not args.canvas:
         fail("--roster goes with --canvas FILE.csv (the Canvas import to write)")
@@ -263,8 +263,8 @@ def tell_instructor(graded) -> None:
 
 def export_canvas(graded: Path, out: Path, roster: Path | None, column: str | None = None,
                   id_column: str | None = None, out_of: float | None = None, policy: str = "best") -> int:
-    from autograder.export import ExportError, describe
-    from autograder.export import export_canvas as write
+    from autograder.report.export import ExportError, describe
+    from autograder.report.export import export_canvas as write
 
     try:
         result = write(graded, out, roster, column, id_column, out_of, policy)

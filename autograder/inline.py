@@ -16,9 +16,9 @@ import os
 import sys
 from dataclasses import dataclass
 
-from autograder.assignments import find_problem, load_environment_extras
-from autograder.judge import CheckResult, encoded_cases, expectations, judge
-from autograder.probe import probe
+from autograder.course.assignments import find_problem, load_environment_extras
+from autograder.judge.verdicts import CheckResult, encoded_cases, expectations, judge
+from autograder.measure.probe import probe
 
 
 @dataclass
@@ -37,13 +37,13 @@ class Report:
         return sum(r.score for r in self.results)
 
     def _repr_html_(self) -> str:
-        from autograder.render import html_report
+        from autograder.report.pages import html_report
 
         verdict = "all checks pass" if self.passed else "some checks fail"
         return html_report(self.results, title=f"check({self.problem}): {verdict}")
 
     def __repr__(self) -> str:
-        from autograder.render import text_report
+        from autograder.report.pages import text_report
 
         return f"check({self.problem})\n" + text_report(self.results)
 

@@ -15,8 +15,8 @@ that check fails.
 
 import torch
 
-from autograder.assignments import Assignment, add_assignment
-from autograder.problems import Case, Problem, TensorSpec
+from autograder.course.assignments import Assignment, add_assignment
+from autograder.course.problems import Case, Problem, TensorSpec
 
 
 def gather(x, index, dim=1):

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder.assignments import ASSIGNMENTS, ORIGINS, find_assignment, load_extra
-from autograder.problems import Case, Problem, TensorSpec
-from autograder.validate import InvalidAssignment, answer, grade_in_process, validate
+from autograder.course.assignments import ASSIGNMENTS, ORIGINS, find_assignment, load_extra
+from autograder.course.problems import Case, Problem, TensorSpec
+from autograder.course.validate import InvalidAssignment, answer, grade_in_process, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "authoring_example.py"
@@ -181,7 +181,7 @@ def test_bool_tensors_and_plain_values():
 
 
 def validate_problem(problem: Problem) -> None:
-    from autograder.assignments import Assignment
+    from autograder.course.assignments import Assignment
 
     validate(Assignment("t", "t", (problem,)))
 
@@ -214,7 +214,7 @@ def test_mistakes_in_a_problem_are_named(change, phrase):
 def test_right_answer_built_from_the_reference_passes_double_backward():
     """Does the Function validate.py builds from a reference pass every check of the built-in problems that
     it can (the numbers, second derivatives included: the self-test every assignment goes through)?"""
-    from autograder.validate import SELF_TESTED
+    from autograder.course.validate import SELF_TESTED
 
     for name in ("custom-functions", "double-backward"):
         for problem in find_assignment(name).problems:
@@ -274,8 +274,8 @@ def test_example_goes_from_file_to_gradescope_archive(tmp_path):
 # -- registered without editing the package -----------------------------------------------------------------
 
 PACKAGE = '''
-from autograder.assignments import Assignment
-from autograder.problems import Case, Problem, TensorSpec
+from autograder.course.assignments import Assignment
+from autograder.course.problems import Case, Problem, TensorSpec
 
 ASSIGNMENT = Assignment("course-extra", "09-extra", (
     Problem(name="Triple", summary="3 x", reference=lambda x: 3 * x, cases=(Case((TensorSpec((4,)),)),)),))

@@ -10,13 +10,13 @@ from html.parser import HTMLParser
 import graphviz
 import pytest
 
-from autograder.csvsafe import cell, read_cell
-from autograder.export import canvas_csv, read_graded
-from autograder.graphs import Graph, svg
-from autograder.judge import CheckResult, Figure
-from autograder.png import graph_png
-from autograder.render import feedback_page, graph_svg, heatmaps_svg
-from autograder.report import grades_csv
+from autograder.judge.verdicts import CheckResult, Figure
+from autograder.measure.graphs import Graph, svg
+from autograder.report.csvsafe import cell, read_cell
+from autograder.report.export import canvas_csv, read_graded
+from autograder.report.files import grades_csv
+from autograder.report.pages import feedback_page, graph_svg, heatmaps_svg
+from autograder.report.png import graph_png
 
 # Labels a student's Function can give its backward node (Evil._backward_cls.__name__ = ...).
 HOSTILE_LABELS = [

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.export import ExportError, canvas_csv, canvas_user_id, export_canvas, read_graded
+from autograder.report.export import ExportError, canvas_csv, canvas_user_id, export_canvas, read_graded
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -139,7 +139,7 @@ def test_grade_with_canvas_and_hidden_checks(tmp_path):
     """Does `grade --canvas` write the import next to grades.csv, and does a hidden check count in the
     score, carry visibility "hidden" in results.json, and stay out of the student's feedback.html?"""
     extra = tmp_path / "hidden.py"
-    extra.write_text("from autograder.assignments import hide\nhide('double-backward', 'Cube: gradgradcheck')\n")
+    extra.write_text("from autograder.course.assignments import hide\nhide('double-backward', 'Cube: gradgradcheck')\n")
     out, canvas = tmp_path / "graded", tmp_path / "canvas.csv"
     result = subprocess.run([sys.executable, "-m", "autograder", "grade", "--assignment", "double-backward",
                              "--out", str(out), "--quiet", "--extra", str(extra), "--canvas", str(canvas),

@@ -22,7 +22,7 @@ import jsonschema
 import pytest
 
 from autograder.gradescope import Pictures, Settings, render_test, results_document
-from autograder.judge import CheckResult, Figure
+from autograder.judge.verdicts import CheckResult, Figure
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "tests" / "gradescope_results.schema.json").read_text())
@@ -135,8 +135,8 @@ def test_archive_holds_what_gradescope_needs(archive):
         settings = json.loads(z.read("gradescope.json"))
     for script in ("setup.sh", "run_autograder"):
         assert script in names and modes[script] & 0o111, script
-    assert {"requirements.txt", "autograder/__init__.py", "autograder/gradescope.py", "autograder/sandbox/pool.py",
-            "autograder/assignments/custom_functions.py", "autograder/templates/report.html.j2"} <= set(names)
+    assert {"requirements.txt", "autograder/__init__.py", "autograder/gradescope/__init__.py", "autograder/sandbox/pool.py",
+            "autograder/course/assignments/custom_functions.py", "autograder/report/templates/report.html.j2"} <= set(names)
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc") or n.startswith("/")]
     assert settings["assignment"] == "custom-functions"
     assert settings["extra"] == ["extra/1-hidden_tests_example.py"] and settings["extra"][0] in names
@@ -329,7 +329,7 @@ def test_graphs_are_drawn_once_per_problem():
 
 def test_results_document_validates_in_every_format():
     """Does a document built in each format and visibility validate against Gradescope's schema?"""
-    from autograder.assignments import find_assignment
+    from autograder.course.assignments import find_assignment
     from autograder.gradescope import FileResult
 
     assignment = find_assignment("gradcheck")
@@ -358,7 +358,7 @@ def test_tracebacks_lose_the_grader_frames():
 
 def test_picture_budget_goes_to_visible_tests_first():
     """When pictures run short, do the tests students may see keep theirs before hidden tests do?"""
-    from autograder.assignments import find_assignment
+    from autograder.course.assignments import find_assignment
     from autograder.gradescope import FileResult
 
     hidden, shown = failed_result(), failed_result()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.assignments import (
+from autograder.course.assignments import (
     ASSIGNMENTS,
     UnknownProblem,
     find_assignment,
@@ -17,7 +17,7 @@ from autograder.assignments import (
     load_extra,
 )
 from autograder.inline import check
-from autograder.judge import judge, reference_data
+from autograder.judge.verdicts import judge, reference_data
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "hidden_tests_example.py"

@@ -41,7 +41,7 @@ WITHOUT_LANDLOCK = f"""
 import sys
 from pathlib import Path
 
-from autograder.assignments import find_assignment
+from autograder.course.assignments import find_assignment
 from autograder.batch import grade
 from autograder.sandbox import Limits
 
@@ -332,7 +332,7 @@ def test_patching_torch_earns_nothing_for_wrong_functions(batch):
 
 
 def test_patching_the_autograder_earns_nothing_for_wrong_functions(batch):
-    """Does a submission with wrong backwards that replaces autograder.judge.judge, the probe's functions
+    """Does a submission with wrong backwards that replaces autograder.judge.verdicts.judge, the probe's functions
     (their globals and their code) and the worker's message writer, at import and again inside every
     forward and backward, score exactly what the same Functions score untouched?"""
     for problem in PROBLEMS:

@@ -32,7 +32,7 @@ from packaging.utils import canonicalize_name
 
 import autograder
 from autograder.gradescope import RUNTIME
-from autograder.graphs import AS_TEXT, NO_DOT
+from autograder.measure.graphs import AS_TEXT, NO_DOT
 from tools.make_student import BEGIN, SETUP_ID
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from autograder import check
-from autograder.assignments import ASSIGNMENTS, find_problem
+from autograder.course.assignments import ASSIGNMENTS, find_problem
 from tests.wrong_functions import CASES, HEADER, NEVER, RIGHT, RIGHT_GRADCHECK
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from autograder.batch import STALE, staleness
-from autograder.judge import CheckResult
-from autograder.report import ScoreAboveMaximum, grades_csv, results_json
+from autograder.judge.verdicts import CheckResult
+from autograder.report.files import ScoreAboveMaximum, grades_csv, results_json
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "custom-functions"
@@ -29,8 +29,8 @@ EXTRA = """
 import sys
 sys.path.insert(0, {folder!r})
 from reference_module import triple
-from autograder.assignments import add_problem
-from autograder.problems import Case, Problem, TensorSpec
+from autograder.course.assignments import add_problem
+from autograder.course.problems import Case, Problem, TensorSpec
 
 add_problem("custom-functions", Problem(name="Triple", summary="3 x", reference=triple,
                                          cases=(Case((TensorSpec((4,)),)),), hidden=True))

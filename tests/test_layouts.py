@@ -16,10 +16,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.assignments import find_assignment
-from autograder.layouts import uploads
-from autograder.loader import load
-from autograder.unzip import unpack
+from autograder.course.assignments import find_assignment
+from autograder.intake.layouts import uploads
+from autograder.intake.loader import load
+from autograder.intake.unzip import unpack
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "custom-functions"
@@ -273,7 +273,7 @@ def test_a_zip_bomb_is_refused(tmp_path):
 def test_a_file_that_is_not_a_zip_is_a_clear_error(tmp_path):
     """Does a .zip named on the command line that is not one stop with a sentence, and one inside a
     folder become that student's error?"""
-    from autograder.loader import NoSubmissions
+    from autograder.intake.loader import NoSubmissions
 
     (tmp_path / "class").mkdir()
     (tmp_path / "class" / "mallory.zip").write_text("not a zip")
@@ -365,7 +365,7 @@ def test_export_writes_one_row_per_student(graded):
 def test_export_policy_chooses_best_or_latest(tmp_path):
     """With two submissions of one student (a Gradescope resubmission), does --policy best take the higher
     score and --policy latest the later one, and does it say which?"""
-    from autograder.export import canvas_csv, read_graded
+    from autograder.report.export import canvas_csv, read_graded
 
     folder = tmp_path / "graded"
     folder.mkdir()
@@ -406,7 +406,7 @@ def test_results_never_hold_the_instructors_paths(tmp_path):
 def test_an_unreadable_file_is_named_without_the_instructors_path(tmp_path, monkeypatch):
     """Does a file the grader may not open become that submission's error naming the file only (never the
     folder it lies in on the instructor's machine), marked unreadable so that the instructor is told?"""
-    from autograder import loader
+    from autograder.intake import loader
 
     folder = tmp_path / "home" / "prof" / "course"
     (folder / "alice").mkdir(parents=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.assignments import ASSIGNMENTS
+from autograder.course.assignments import ASSIGNMENTS
 
 ROOT = Path(__file__).resolve().parent.parent
 

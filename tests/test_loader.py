@@ -10,8 +10,8 @@ import nbformat
 import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 
-from autograder import loader
-from autograder.loader import NoSubmissions, discover, jupyter_code, load, read_cells, unique_ids
+from autograder.intake import loader
+from autograder.intake.loader import NoSubmissions, discover, jupyter_code, load, read_cells, unique_ids
 
 
 def run(code: str, **names) -> dict:

@@ -8,8 +8,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder import projections
-from autograder.projections import EPS, all_close, blind, directions, gradcheck_agrees
+from autograder.measure import projections
+from autograder.measure.projections import EPS, all_close, blind, directions, gradcheck_agrees
 
 sizes = st.lists(st.integers(1, 6), min_size=1, max_size=3)
 
@@ -35,7 +35,7 @@ def test_directions_are_the_same_in_another_process():
     """Does a fresh interpreter (another hash seed, another import order) draw the very same vectors,
     as a worker and the grader must?"""
     here = directions(3, 1, 4, (2, 3))
-    code = "from autograder.projections import directions; print(repr(directions(3, 1, 4, (2, 3))))"
+    code = "from autograder.measure.projections import directions; print(repr(directions(3, 1, 4, (2, 3))))"
     there = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={"PYTHONHASHSEED": "123"}).stdout.strip()
     assert there == repr(here)

@@ -529,7 +529,7 @@ def source_notebook(assignment, seed: int):
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-    from autograder.judge import encoded_cases
+    from autograder.judge.verdicts import encoded_cases
 
     cells = [new_markdown_cell("# Lesson 2: writing a custom Function\n\nImplement the four Functions below."),
              new_code_cell("import torch\nfrom torch.autograd import Function"),
@@ -729,7 +729,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return overhead()
 
-    from autograder.assignments import find_assignment
+    from autograder.course.assignments import find_assignment
     from autograder.sandbox import default_workers
 
     assignment = find_assignment(ASSIGNMENT)

@@ -81,8 +81,8 @@ def in_process() -> None:
     import torch  # noqa: F401
 
     t1 = time.perf_counter()
-    from autograder.assignments import find_assignment
     from autograder.batch import problem_jobs
+    from autograder.course.assignments import find_assignment
 
     assignment = find_assignment(ASSIGNMENT)
     problem_jobs(assignment, 0)  # the references measured once, as the grader does
@@ -103,10 +103,10 @@ def in_process() -> None:
     print(f"fork + exit + wait of the warmed grader ({rss // 1024} MiB resident): median "
           f"{statistics.median(forks) * 1e3:.1f} ms; a submission costs one (its worker), plus the clean-up")
 
-    from autograder import probe as probing
     from autograder.batch import verdicts_for
-    from autograder.judge import encoded_cases, expectations
-    from autograder.render import feedback_page
+    from autograder.judge.verdicts import encoded_cases, expectations
+    from autograder.measure import probe as probing
+    from autograder.report.pages import feedback_page
     from autograder.sandbox import Outcome
 
     snapshot = probing.Snapshot()

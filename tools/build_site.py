@@ -160,7 +160,7 @@ def lessons_list(paths: list[Path]) -> str:
 
 
 AUTOGRADER_TABLE = r"""
-from autograder.assignments import ASSIGNMENTS
+from autograder.course.assignments import ASSIGNMENTS
 for a in ASSIGNMENTS.values():
     print(f"`{a.name}`, lesson {a.lesson}, {a.max_score:g} points\n")
     for p in a.problems:

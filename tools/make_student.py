@@ -33,7 +33,7 @@ if importlib.util.find_spec("autograder") is None:
     if pip.returncode:
         raise RuntimeError(f"pip could not install {{package}} (is the notebook online?):\\n{{pip.stderr[-2000:]}}")
     importlib.invalidate_caches()
-from autograder.graphs import warn_if_no_graphviz
+from autograder import warn_if_no_graphviz
 
 warn_if_no_graphviz()  # says how to get Graphviz where its `dot` program is missing"""
 

@@ -63,7 +63,7 @@ def _warm_up(preload: list[str], extra_checks: list[str]) -> None:
             pass
     prime()
     if extra_checks:
-        from autograder.probe_modern import warm_up
+        from autograder.measure.modern import warm_up
 
         warm_up(set(extra_checks))
 
@@ -150,13 +150,13 @@ def serve(channel: socket.socket) -> None:
             return
         request = json.loads(data)
         if request["do"] == "prepare":
-            from autograder import probe as probing
+            from autograder.measure import probe as probing
 
             _warm_up(request.get("preload", []), request.get("extra_checks", []))
             if snapshot is None:
                 # The checks' own measurements (a confined worker may not read the package's files) and the
                 # worker's code: in the snapshot, and shared by every fork.
-                from autograder import checks  # noqa: F401
+                from autograder.course import checks  # noqa: F401
                 from autograder.sandbox import worker  # noqa: F401
 
                 readable_paths()

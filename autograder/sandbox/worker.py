@@ -20,8 +20,8 @@ import time
 import traceback
 from typing import Any
 
-from autograder import probe as probing
-from autograder.problems import Spec
+from autograder.course.problems import Spec
+from autograder.measure import probe as probing
 from autograder.sandbox.confine import PR_SET_PDEATHSIG, prctl
 from autograder.sandbox.protocol import Commands, send
 

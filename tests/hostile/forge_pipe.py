@@ -6,8 +6,8 @@ import stat
 
 from torch.autograd import Function
 
-from autograder.assignments import find_assignment
-from autograder.judge import reference_data
+from autograder.course.assignments import find_assignment
+from autograder.judge.verdicts import reference_data
 
 forged = []
 for problem in find_assignment("custom-functions").problems:

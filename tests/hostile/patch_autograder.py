@@ -5,13 +5,13 @@ import json
 import torch
 from torch.autograd import Function
 
-import autograder.judge
-import autograder.probe
+import autograder.judge.verdicts
+import autograder.measure.probe
 import autograder.sandbox
 
 
 def reference_like(problem, namespace, encoded_cases, seed=0):
-    from autograder.judge import reference_data
+    from autograder.judge.verdicts import reference_data
 
     ref = reference_data(problem, seed)
     return {"defined": True, "kind": "Function", "also": {n: "Function" for n in problem.also_functions},
@@ -20,26 +20,26 @@ def reference_like(problem, namespace, encoded_cases, seed=0):
 
 
 def all_passed(problem, data, seed=0):
-    return [autograder.judge.CheckResult(problem.name, c, True, problem.points[c]) for c in problem.checks]
+    return [autograder.judge.verdicts.CheckResult(problem.name, c, True, problem.points[c]) for c in problem.checks]
 
 
 def forged_dumps(message, *args, **kwargs):
     if isinstance(message, dict) and message.get("event") == "problem":
-        from autograder.assignments import find_problem
+        from autograder.course.assignments import find_problem
 
         message = dict(message, data=reference_like(find_problem(message["problem"]), {}, []))
     return json.dumps(message, *args, **kwargs)
 
 
 def cheat():
-    p = autograder.probe
-    autograder.judge.judge = all_passed
+    p = autograder.measure.probe
+    autograder.judge.verdicts.judge = all_passed
     p.probe = reference_like
     p.__dict__["_cheat"] = reference_like
     reference_like_code = (lambda problem, namespace, encoded_cases, seed=0: _cheat(problem, namespace,  # noqa: F821
                                                                                   encoded_cases, seed)).__code__
     p.probe.__code__ = reference_like_code
-    p.measure_case = lambda problem, obj, encoded, seed, recorded: autograder.judge.reference_data(problem)["cases"][0]
+    p.measure_case = lambda problem, obj, encoded, seed, recorded: autograder.judge.verdicts.reference_data(problem)["cases"][0]
     p.analytical_jacobian = lambda out, tensors: [[[0.0]]]
     p._T.grad = lambda *args, **kwargs: (None,) * 4
     autograder.sandbox._probe = reference_like

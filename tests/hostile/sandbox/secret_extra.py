@@ -1,9 +1,9 @@
 """An instructor's private file for the sandbox's hostile batch: a hidden problem and a secret string that
 no submission may ever see (in memory, on disk or in what it prints)."""
 
-from autograder.assignments import add_problem
-from autograder.assignments.custom_functions import linear
-from autograder.problems import Case, Problem, TensorSpec
+from autograder.course.assignments import add_problem
+from autograder.course.assignments.custom_functions import linear
+from autograder.course.problems import Case, Problem, TensorSpec
 
 SECRET = "SECRET-EXTRA-4242"
 

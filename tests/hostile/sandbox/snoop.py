@@ -30,7 +30,7 @@ for pid in {os.getppid(), *[int(p) for p in os.listdir("/proc") if p.isdigit()]}
     except OSError:
         pass
 try:
-    from autograder.assignments import ASSIGNMENTS
+    from autograder.course.assignments import ASSIGNMENTS
 
     found += [p.summary for a in ASSIGNMENTS.values() for p in a.problems]
 except Exception:  # noqa: BLE001, S110

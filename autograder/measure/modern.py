@@ -13,7 +13,7 @@ import torch
 import torch.func
 from torch.autograd import forward_ad
 
-from autograder.probe import MAX_TEXT, _make, decode_args, differentiable, error_data, plain
+from autograder.measure.probe import MAX_TEXT, _make, decode_args, differentiable, error_data, plain
 
 _M = SimpleNamespace(dual_level=forward_ad.dual_level, make_dual=forward_ad.make_dual,
                      unpack_dual=forward_ad.unpack_dual, vmap=torch.func.vmap, grad=torch.func.grad,

@@ -33,8 +33,8 @@ from typing import Any
 
 import torch
 
-from autograder import probe as probing
-from autograder.problems import CHECKS, DTYPES, EXTRA_CHECKS, Problem, TensorSpec
+from autograder.course.problems import CHECKS, DTYPES, EXTRA_CHECKS, Problem, TensorSpec
+from autograder.measure import probe as probing
 
 GRADIENT_CHECKS = ("backward returns", "gradient", "gradcheck", "gradgradcheck")
 
@@ -167,7 +167,7 @@ def _asks_gradients(problem: Problem) -> bool:
 
 def _reference(problem: Problem, seed: int) -> str:
     """Runs the reference on every case; what goes wrong, in a sentence, or ""."""
-    from autograder.judge import encoded_cases, expectations, reference_data
+    from autograder.judge.verdicts import encoded_cases, expectations, reference_data
 
     try:
         cases = encoded_cases(problem, seed)
@@ -292,7 +292,7 @@ def answer(problem: Problem, scale: float = 1.0, forward_offset: float = 0.0) ->
 
 def grade_in_process(problem: Problem, namespace: dict, seed: int = 0) -> list:
     """The verdicts on a namespace measured here, as the inline check() measures (trusted code only)."""
-    from autograder.judge import encoded_cases, expectations, judge
+    from autograder.judge.verdicts import encoded_cases, expectations, judge
 
     data = probing.probe(problem, namespace, encoded_cases(problem, seed), seed, expectations(problem, seed))
     return judge(problem, data, seed)
@@ -352,7 +352,7 @@ def _plain(value: Any) -> Any:
 
 def definition(problem: Problem, seed: int) -> dict:
     """What decides a problem's verdicts, as plain data."""
-    from autograder.judge import encoded_cases, reference_data
+    from autograder.judge.verdicts import encoded_cases, reference_data
 
     return {"name": problem.name, "lookup": problem.lookup, "kind": problem.kind, "checks": problem.checks,
             "points": {c: problem.points_of(c) for c in problem.checks}, "hidden": problem.hidden,

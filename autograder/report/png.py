@@ -73,7 +73,7 @@ def heatmap(matrix: list[list[float]], scale: float, cell: int) -> tuple[bytes, 
 def graph_png(data: dict, dpi: int = 80) -> bytes:
     """An autograd graph (Graph.to_dict() data, untrusted: see Graph.from_dict) drawn by Graphviz as
     PNG; when Graphviz cannot draw it, a small grey PNG (never an error)."""
-    from autograder.graphs import Graph, digraph
+    from autograder.measure.graphs import Graph, digraph
 
     try:
         dot = digraph(Graph.from_dict(data))

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.unzip import Unpacked, ZipRefused, remove, unpack
+from autograder.intake.unzip import Unpacked, ZipRefused, remove, unpack
 
 SUFFIXES = (".ipynb", ".py")
 METADATA = "submission_metadata.yml"
@@ -342,7 +342,7 @@ class _Walker:
     def metadata(self, path: Path) -> dict[str, dict]:
         """Folder name -> {"id", "identity", "tiebreak"} from submission_metadata.yml; what cannot be read
         is said to the instructor, and those folders keep their own names."""
-        from autograder.loader import Unreadable, read_file
+        from autograder.intake.loader import Unreadable, read_file
 
         try:
             import yaml

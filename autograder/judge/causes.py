@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from autograder import probe as probing
-from autograder.diagnose import RTOL, close, explain, explain_error, explain_swap
+from autograder.judge.diagnose import RTOL, close, explain, explain_error, explain_swap
+from autograder.measure import probe as probing
 
 if TYPE_CHECKING:
-    from autograder.judge import CaseView, Judging
+    from autograder.judge.verdicts import CaseView, Judging
 
 
 def _t(values: Any) -> torch.Tensor:

@@ -119,7 +119,7 @@ def _histogram(totals: list[float], max_score: float) -> dict[str, int]:
 def _template():
     import jinja2
 
-    env = jinja2.Environment(loader=jinja2.PackageLoader("autograder", "templates"),
+    env = jinja2.Environment(loader=jinja2.PackageLoader("autograder.report", "templates"),
                              autoescape=jinja2.select_autoescape(default=True, default_for_string=True))
     env.filters["page"] = lambda sid: quote(str(sid), safe="") + "/feedback.html"
     return env.get_template("class_report.html.j2")

@@ -143,7 +143,7 @@ def _unpack_inner(inner: Path, depth: int, budget: list[int], result: Unpacked) 
 
 def _extract(archive: zipfile.ZipFile, entry: zipfile.ZipInfo, folder: Path, result: Unpacked,
              seen: set[tuple[str, ...]], budget: list[int]) -> None:
-    from autograder.loader import MAX_BYTES
+    from autograder.intake.loader import MAX_BYTES
 
     name = entry.filename
     parts = _safe_parts(name)

@@ -17,15 +17,15 @@ import math
 from functools import lru_cache
 from html import escape
 
-from autograder.graphs import Graph, svg
-from autograder.judge import CheckResult, Figure
+from autograder.judge.verdicts import CheckResult, Figure
+from autograder.measure.graphs import Graph, svg
 
 
 @lru_cache(maxsize=1)
 def _templates():
     import jinja2
 
-    env = jinja2.Environment(loader=jinja2.PackageLoader("autograder", "templates"),
+    env = jinja2.Environment(loader=jinja2.PackageLoader("autograder.report", "templates"),
                              autoescape=jinja2.select_autoescape(default=True, default_for_string=True))
     env.globals["figure_svgs"] = figure_svgs
     return env

@@ -49,8 +49,8 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import layouts
-from autograder.layouts import Discovery, Found, NoSubmissions  # noqa: F401 - NoSubmissions: the loader's error
+from autograder.intake import layouts
+from autograder.intake.layouts import Discovery, Found, NoSubmissions  # noqa: F401 - NoSubmissions: the loader's error
 
 SUFFIXES = (".ipynb", ".py")
 MAX_BYTES = 20 * 1024 * 1024  # one notebook or .py file; larger ones are refused unread

@@ -37,7 +37,7 @@ FORMATS = ("html", "md", "text")
 # What the grader imports at run time, pinned exactly as in requirements.txt (the archive's copy).
 RUNTIME = ("torch", "numpy", "graphviz", "torchviz", "matplotlib", "jinja2", "tqdm", "rich", "ipython", "pyseccomp",
            "pyyaml")
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parent.parent
 REPOSITORY = PACKAGE.parent
 SETTINGS_FILE = "gradescope.json"
 ZIP_TIME = (2020, 1, 1, 0, 0, 0)  # fixed, so the same inputs build the same bytes
@@ -205,7 +205,7 @@ class Pictures:
         self._graphs: dict[str, bytes] = {}
 
     def take(self, png: bytes) -> str | None:
-        from autograder.png import data_uri
+        from autograder.report.png import data_uri
 
         uri = data_uri(png)
         if len(uri) > self.left:
@@ -215,7 +215,7 @@ class Pictures:
         return uri
 
     def graph(self, data: dict) -> bytes:
-        from autograder.png import graph_png
+        from autograder.report.png import graph_png
 
         key = json.dumps(data, sort_keys=True)
         if key not in self._graphs:
@@ -225,7 +225,7 @@ class Pictures:
 
 def figure_images(figure, pictures: Pictures) -> list[tuple[str, str | None, int, int]]:
     """(caption, data address or None when over budget, width, height) for each panel."""
-    from autograder import png
+    from autograder.report import png
 
     images = []
     if figure.kind == "heatmaps":
@@ -245,7 +245,7 @@ def figure_images(figure, pictures: Pictures) -> list[tuple[str, str | None, int
 
 
 def _scale_note(figure) -> str:
-    from autograder import png
+    from autograder.report import png
 
     scale = png.scale_of([png.as_rows(m) for _, m in figure.panels])
     legend = getattr(figure, "legend", "") or "Rows are entries of the output, columns entries of the input."
@@ -279,7 +279,7 @@ def _md_code(text: str) -> str:
 def render_test(r, fmt: str, pictures: Pictures, graphs_shown: set[str]) -> str:
     """A test's explanation in Gradescope's output format: what the check asks, what is wrong, the
     pictures (heat maps and autograd graphs as PNG), and torch's own words."""
-    from autograder.problems import CHECKS
+    from autograder.course.problems import CHECKS
 
     asks = CHECKS.get(r.check, "")
     lead = (f"Passed: {asks}." if r.passed else r.message) if asks else (r.message or "Passed.")
@@ -471,7 +471,7 @@ def failure_document(reason: str, seconds: float) -> dict:
 
 # -- running on Gradescope -------------------------------------------------------------------------------
 
-PRELOAD = ("autograder.inline", "autograder.graphs", "autograder.png", "autograder.batch", "traceback",
+PRELOAD = ("autograder.inline", "autograder.measure.graphs", "autograder.report.png", "autograder.batch", "traceback",
            "json", "inspect", "math", "random", "itertools", "functools", "collections", "copy", "pickle",
            "matplotlib", "matplotlib.pyplot")
 
@@ -491,8 +491,8 @@ def prepare(root: Path, validated: bool = True) -> tuple[Settings, object]:
     """Reads the settings and loads the assignment (with any private extension files), validated
     (validate.py: raises InvalidAssignment naming the problem and the cause). run_autograder skips the
     validation: setup.sh's check did it once for the image."""
-    from autograder.assignments import ORIGINS, find_assignment, load_extra
-    from autograder.validate import validate
+    from autograder.course.assignments import ORIGINS, find_assignment, load_extra
+    from autograder.course.validate import validate
 
     source = root / "source"
     settings = Settings.read(source / SETTINGS_FILE)
@@ -518,7 +518,7 @@ def run(root: Path) -> int:
     results.json is written, whatever the student scored (and even when the grader failed)."""
     import importlib
 
-    from autograder.report import write_atomic
+    from autograder.report.files import write_atomic
 
     started = time.monotonic()
     results_path = root / "results" / "results.json"
@@ -539,8 +539,8 @@ def run(root: Path) -> int:
             problem_jobs,
             verdicts_for,
         )
-        from autograder.layouts import uploads
-        from autograder.loader import read_all
+        from autograder.intake.layouts import uploads
+        from autograder.intake.loader import read_all
         from autograder.sandbox import Limits, Pool, Task
 
         print(f"autograder: {assignment.name} from {Path(autograder.__file__).parent}, Python {sys.executable}")
@@ -610,8 +610,8 @@ def check(root: Path) -> int:
     reference passes every check, a wrong one fails: validate.py), packages import, Graphviz draws, and
     a worker grades an untouched notebook 0 (a known wrong answer, through the very sandbox that grades
     students). Exit status 1, with the cause, when anything is wrong: the image is not built."""
-    from autograder.png import graph_png
-    from autograder.validate import InvalidAssignment
+    from autograder.course.validate import InvalidAssignment
+    from autograder.report.png import graph_png
 
     try:
         settings, assignment = prepare(root)
@@ -670,6 +670,3 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     return run(args.root) if args.command == "run" else check(args.root)
 
-
-if __name__ == "__main__":
-    sys.exit(main())

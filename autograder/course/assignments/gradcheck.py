@@ -6,8 +6,8 @@ import torch
 import torch.nn.functional as F
 from torch.autograd import Function
 
-from autograder.assignments import Assignment
-from autograder.problems import Case, Problem, TensorSpec
+from autograder.course.assignments import Assignment
+from autograder.course.problems import Case, Problem, TensorSpec
 
 # |uv| has a kink where u or v is 0: inputs keep away from it, as a careful gradcheck must.
 AWAY = {"avoid": (0.0,), "margin": 0.1}

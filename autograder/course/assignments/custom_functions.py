@@ -7,8 +7,8 @@ the exercises written as the lesson asks, whose graphs are drawn beside a studen
 import torch
 from torch.autograd import Function
 
-from autograder.assignments import Assignment
-from autograder.problems import Case, Problem, TensorSpec
+from autograder.course.assignments import Assignment
+from autograder.course.problems import Case, Problem, TensorSpec
 
 
 def kill_head(x, n):

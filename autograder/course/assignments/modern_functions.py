@@ -4,8 +4,8 @@ import torch
 import torch.nn.functional as F
 from torch.autograd import Function
 
-from autograder.assignments import Assignment
-from autograder.problems import Case, FixedTensor, Problem, TensorSpec, Term
+from autograder.course.assignments import Assignment
+from autograder.course.problems import Case, FixedTensor, Problem, TensorSpec, Term
 
 
 class Tanh(Function):

@@ -14,8 +14,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from autograder.csvsafe import cell
-from autograder.judge import CheckResult
+from autograder.judge.verdicts import CheckResult
+from autograder.report.csvsafe import cell
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -6,8 +6,8 @@ Exp is graded, twice differentiable, in lesson 2's assignment; lesson 5 gives it
 import torch
 from torch.autograd import Function
 
-from autograder.assignments import Assignment
-from autograder.problems import Case, Problem, TensorSpec, Term
+from autograder.course.assignments import Assignment
+from autograder.course.problems import Case, Problem, TensorSpec, Term
 
 
 class Square(Function):

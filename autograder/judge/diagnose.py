@@ -16,7 +16,7 @@ RTOL, ATOL = 1e-9, 1e-12  # against the reference: both in float64, so only roun
 
 def close(a: torch.Tensor, b: torch.Tensor, rtol: float | None = None, atol: float | None = None) -> bool:
     if rtol is None or atol is None:
-        from autograder.projections import reference_tolerance
+        from autograder.measure.projections import reference_tolerance
 
         rtol, atol = reference_tolerance()  # RTOL, ATOL unless a problem sets its own
     return a.shape == b.shape and bool(torch.isclose(a, b, rtol=rtol, atol=atol).all())
@@ -55,7 +55,7 @@ def explain(actual: torch.Tensor, expected: torch.Tensor, shape: tuple[int, ...]
     """None when actual matches expected (within the tolerance in force, by default); otherwise a sentence
     starting with `what`."""
     if rtol is None or atol is None:
-        from autograder.projections import reference_tolerance
+        from autograder.measure.projections import reference_tolerance
 
         rtol, atol = reference_tolerance()
     if close(actual, expected, rtol, atol):

@@ -24,11 +24,9 @@ from typing import Any
 
 import torch
 
-from autograder import probe as probing
-from autograder import projections
-from autograder.causes import blind_cause, error_cause, gradient_cause, not_finite, second_cause
-from autograder.diagnose import explain
-from autograder.judge import (
+from autograder.judge.causes import blind_cause, error_cause, gradient_cause, not_finite, second_cause
+from autograder.judge.diagnose import explain
+from autograder.judge.verdicts import (
     Figure,
     Finding,
     Judging,
@@ -43,7 +41,9 @@ from autograder.judge import (
     shaped_panels,
     torch_words,
 )
-from autograder.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
+from autograder.measure import probe as probing
+from autograder.measure import projections
+from autograder.measure.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
 
 
 @dataclass(frozen=True)
@@ -450,7 +450,7 @@ def _second_panels(view: Judging, case, analytical: torch.Tensor, numerical: tor
 def measure_companion(problem, obj, namespace: dict, encoded_cases: list, seed: int) -> dict:
     """Which custom Functions the graph of the gradient (create_graph=True) goes through: Cube's gradient
     must be the output of CubeBackward.apply."""
-    from autograder.probe import _T, _call, _grad, _is_tensor, _make, _view, decode_args, error_data
+    from autograder.measure.probe import _T, _call, _grad, _is_tensor, _make, _view, decode_args, error_data
 
     companion = namespace.get(problem.companion)
     try:

@@ -15,9 +15,9 @@ import torch
 
 def __getattr__(name: str):
     """CHECKS (name -> the question it asks), EXTRA_CHECKS and POINTS, read from the checks themselves
-    (autograder/checks.py), which import this module."""
+    (autograder/course/checks.py), which import this module."""
     if name in ("CHECKS", "EXTRA_CHECKS", "POINTS"):
-        from autograder import checks
+        from autograder.course import checks
 
         return {"CHECKS": {c.name: c.question for c in checks.ALL}, "EXTRA_CHECKS": checks.EXTRA,
                 "POINTS": {c.name: c.points for c in checks.ALL}}[name]
@@ -118,7 +118,7 @@ class Problem:
     with PyTorch's own operations, so autograd differentiates it exactly; `solution`, when given, is a
     Function written the way the exercise asks, whose autograd graph is drawn as the reference's.
 
-    What the exercise asks beyond the numbers, each a graded check (autograder/checks.py): `saves`, that
+    What the exercise asks beyond the numbers, each a graded check (autograder/course/checks.py): `saves`, that
     tensors kept for backward go through ctx.save_for_backward; `companion`, a Function backward must
     call (Cube: CubeBackward); `all_outputs`, a Function whose every output backward must differentiate
     (Sinh's extra outputs). What the grader knows of the mathematics, to name a mistake's cause:
@@ -165,24 +165,24 @@ class Problem:
 
     @property
     def rtol_atol(self) -> tuple[float, float]:
-        from autograder.projections import ATOL, RTOL
+        from autograder.measure.projections import ATOL, RTOL
 
         return tuple(self.tolerance) if self.tolerance else (RTOL, ATOL)
 
     @property
     def gradcheck_rtol_atol(self) -> tuple[float, float]:
-        from autograder.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
+        from autograder.measure.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
 
         return tuple(self.gradcheck_tolerance) if self.gradcheck_tolerance else (GRADCHECK_RTOL, GRADCHECK_ATOL)
 
     @property
     def checks(self) -> list[str]:
-        from autograder import checks
+        from autograder.course import checks
 
         return [c.name for c in checks.ALL if c.applies(self) and c.name not in self.skip]
 
     def points_of(self, check: str) -> float:
-        from autograder import checks
+        from autograder.course import checks
 
         return self.points.get(check, checks.BY_NAME[check].points if check in checks.BY_NAME else 0.0)
 

@@ -3,7 +3,7 @@
 This runs in the trusted process only: the reference is measured here with PyTorch's own operations,
 and every comparison is made here on tensors rebuilt from plain data.
 
-Each check is one object of autograder/checks.py (its question, points, prerequisites, measurement and
+Each check is one object of autograder/course/checks.py (its question, points, prerequisites, measurement and
 judgement). This module gives the checks what they judge from: `Judging`, one submission's problem with
 its learner's names, the reference and one `CaseView` per case; and it runs the checks in order, failing
 without points a check whose prerequisite failed, a check whose measurement never finished (a hang costs
@@ -23,9 +23,9 @@ from typing import Any
 
 import torch
 
-from autograder import probe as probing
-from autograder import projections
-from autograder.problems import FixedTensor, Problem, TensorSpec
+from autograder.course.problems import FixedTensor, Problem, TensorSpec
+from autograder.measure import probe as probing
+from autograder.measure import projections
 
 
 @dataclass
@@ -359,7 +359,7 @@ class Judging:
 
     def blocked(self, case: CaseView, part: str) -> Blocked | None:
         """Why this case cannot be judged by a check of `part` ("forward", "backward", "second"), or None."""
-        from autograder.causes import error_cause
+        from autograder.judge.causes import error_cause
 
         m, name = case.measured, self.lookup
         if "error" in m:
@@ -427,7 +427,7 @@ def _gate(problem: Problem, data: dict) -> str | None:
 
 def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: Verdicts,
            passed: dict[str, str]) -> None:
-    from autograder import checks
+    from autograder.course import checks
 
     gate = _gate(problem, data)
     if gate:

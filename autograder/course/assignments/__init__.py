@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from autograder.problems import Problem
+from autograder.course.problems import Problem
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ _SOURCE: list[str] = []  # what is being loaded now (an extra file, an entry poi
 
 
 def _builtin() -> dict[str, Assignment]:
-    from autograder.assignments import custom_functions, double_backward, gradcheck, modern_functions
+    from autograder.course.assignments import custom_functions, double_backward, gradcheck, modern_functions
 
     modules = [custom_functions, gradcheck, double_backward, modern_functions]
     return {m.ASSIGNMENT.name: m.ASSIGNMENT for m in modules}

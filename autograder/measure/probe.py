@@ -27,9 +27,9 @@ from typing import Any
 
 import torch
 
-from autograder import projections
-from autograder.graphs import graph_of
-from autograder.projections import EPS
+from autograder.measure import projections
+from autograder.measure.graphs import graph_of
+from autograder.measure.projections import EPS
 
 MAX_TEXT = 2000
 
@@ -87,8 +87,8 @@ _PROTECTED_MODULES = {"torch", "torch._tensor", "torch.functional", "torch.overr
                       "selectors", "struct", "ctypes", "errno", "stat", "fcntl", "time"}
 # The few looked at again after every call into the submission (cheap enough to do hundreds of times):
 # every module of the measuring code, so that nothing a call patched is used by the next measurement.
-_HOT_MODULES = ("autograder.probe", "autograder.probe_modern", "autograder.graphs", "autograder.projections",
-                "autograder.checks", "autograder.sandbox.worker", "autograder.sandbox.protocol", "builtins",
+_HOT_MODULES = ("autograder.measure.probe", "autograder.measure.modern", "autograder.measure.graphs", "autograder.measure.projections",
+                "autograder.course.checks", "autograder.sandbox.worker", "autograder.sandbox.protocol", "builtins",
                 "torch.autograd", "torch.autograd.function", "torch.autograd.graph", "torch.autograd.gradcheck")
 _HOT_CLASSES = (torch.Tensor, torch.autograd.Function)
 
@@ -501,7 +501,7 @@ def measure(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int 
     data["parts"] = []
     recorded: list[Any] = []
     backward_owner = obj if problem.kind == "function" else namespace.get(next(iter(problem.also_functions), ""))
-    from autograder import checks  # loaded in the clean parent (sandbox/server.py) before any worker starts
+    from autograder.course import checks  # already loaded in the clean parent (sandbox/server.py)
 
     own = checks.measurements(problem)
 
@@ -1184,4 +1184,4 @@ def torch_checks(problem, obj, encoded: list[Any], seed: int = 0, worth: set[str
     return says
 
 
-from autograder.probe_modern import measure_extra  # last: it builds on the helpers above
+from autograder.measure.modern import measure_extra  # last: it builds on the helpers above

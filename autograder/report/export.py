@@ -27,7 +27,7 @@ nobody are reported, not guessed. Without a roster, the Canvas ID, else the emai
 written as what Canvas matches on.
 
 Text cells that a spreadsheet would run as a formula (a name or id starting with =, +, -, @) get a
-leading apostrophe (autograder/csvsafe.py); grades.csv is written the same way and read back exactly.
+leading apostrophe (autograder/report/csvsafe.py); grades.csv is written the same way and read back exactly.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.csvsafe import cell, read_cell
+from autograder.report.csvsafe import cell, read_cell
 
 CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 POINTS_POSSIBLE = "    Points Possible"  # as Canvas writes it in its own export
@@ -268,7 +268,7 @@ def canvas_csv(graded: list[Graded], assignment: str, roster: Path | None = None
 def export_canvas(graded_folder: Path, out: Path, roster: Path | None = None, column: str | None = None,
                   id_column: str | None = None, out_of: float | None = None, policy: str = "best") -> Export:
     """Reads DIR/grades.csv and writes the Canvas import file (atomically)."""
-    from autograder.report import write_atomic
+    from autograder.report.files import write_atomic
 
     graded, assignment = read_graded(graded_folder)
     result = canvas_csv(graded, assignment, roster, column, id_column, out_of, policy)

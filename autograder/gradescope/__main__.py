@@ -1,0 +1,5 @@
+import sys
+
+from autograder.gradescope import main
+
+sys.exit(main())
