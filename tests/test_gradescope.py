@@ -21,7 +21,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from autograder.gradescope import Pictures, Settings, render_test, results_document
+from autograder.gradescope import Settings, results_document
+from autograder.gradescope.feedback import Pictures, render_test
 from autograder.judge.verdicts import CheckResult, Figure
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -345,7 +346,7 @@ def test_results_document_validates_in_every_format():
 
 def test_tracebacks_lose_the_grader_frames():
     """Does a traceback shown to students keep their own frames and drop the grader's?"""
-    from autograder.gradescope import PACKAGE, strip_grader_frames
+    from autograder.gradescope.feedback import PACKAGE, strip_grader_frames
 
     text = (f'Traceback (most recent call last):\n  File "{PACKAGE}/sandbox.py", line 293, in _worker\n'
             f'    exec(compile(source, name, "exec"), namespace)\n  File "<cell 3>", line 1\n'
