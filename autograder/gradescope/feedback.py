@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from autograder.config import MAX_CELL_ERROR, MAX_PRINTED
+
 if TYPE_CHECKING:
     from autograder.report.files import Graded
 
 PACKAGE = Path(__file__).resolve().parent.parent
-MAX_PRINTED = 8000  # characters of a submission's printed output shown back
-MAX_CELL_ERROR = 3000
 
 
 class Pictures:
