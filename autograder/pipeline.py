@@ -28,22 +28,24 @@ from autograder.report.files import Graded
 from autograder.sandbox import Limits, Measure, Outcome, Pool, Server, Task
 
 
-def warm_up(assignment: Assignment) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """What the workers' clean parent imports and warms up for this assignment: (modules, extra checks)."""
+def warm_up(assignment: Assignment, preload: tuple[str, ...] = ()) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the workers' clean parent imports and warms up for this assignment: (modules, extra checks).
+    preload: modules on top of the lesson's and config.PRELOAD (Gradescope's: config.GRADESCOPE_PRELOAD)."""
     extra = {check for problem in assignment.problems for check in problem.extra_checks}
-    return tuple(assignment.preload) + config.PRELOAD, tuple(sorted(extra))
+    return tuple(assignment.preload) + config.PRELOAD + tuple(preload), tuple(sorted(extra))
 
 
 class Pipeline:
     """Grades submissions of one assignment in a pool of workers whose clean parent is asked to warm up
     when the pipeline is made (the caller reads the class meanwhile). workers: None for the rule of
-    config.WORKERS_PER_CORE."""
+    config.WORKERS_PER_CORE; preload: see warm_up."""
 
     def __init__(self, assignment: Assignment, limits: Limits | None = None, workers: int | None = None,
-                 seed: int = config.SEED, server: Server | None = None, private: Private | None = None):
+                 seed: int = config.SEED, server: Server | None = None, private: Private | None = None,
+                 preload: tuple[str, ...] = ()):
         self.assignment, self.seed = assignment, seed
         self.private = private or Private()
-        self.pool = Pool(limits or Limits(), workers, *warm_up(assignment), server)
+        self.pool = Pool(limits or Limits(), workers, *warm_up(assignment, preload), server)
 
     def grade(self, subs: list[Submission]) -> Iterator[tuple[Submission, Graded]]:
         """Each submission with its Graded record: those that could not be read first (failed everywhere,

@@ -14,12 +14,14 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "custom-functio
 
 
 def test_warm_up_is_the_same_for_every_caller():
-    """One preload list: the lesson's modules, then config.PRELOAD (Gradescope's workers need it)."""
+    """One preload list: the lesson's modules, then config.PRELOAD; Gradescope's addition is explicit."""
     from autograder import config
 
     assignment = find_assignment("custom-functions")
     preload, _ = warm_up(assignment)
     assert preload == tuple(assignment.preload) + config.PRELOAD
+    preload, _ = warm_up(assignment, config.GRADESCOPE_PRELOAD)
+    assert preload == tuple(assignment.preload) + config.PRELOAD + config.GRADESCOPE_PRELOAD
 
 
 @pytest.mark.slow

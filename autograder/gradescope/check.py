@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from autograder import config
 from autograder.gradescope.settings import Settings, prepare
 
 
@@ -58,7 +59,7 @@ def _grade_untouched(assignment, settings: Settings) -> str:
     from autograder.pipeline import Pipeline
 
     untouched = Submission("untouched", None, untouched_notebook(assignment))
-    with Pipeline(assignment, settings.limits(), 1, settings.seed) as pipeline:
+    with Pipeline(assignment, settings.limits(), 1, settings.seed, preload=config.GRADESCOPE_PRELOAD) as pipeline:
         (_, outcome), = pipeline.measure([untouched])
         missing = [p.name for p in assignment.problems if p.name not in outcome.data]
         if missing:

@@ -86,7 +86,8 @@ def _graded(root: Path, settings: Settings, assignment, server, started: float) 
     if not world_readable(Path(sys.executable)) or not world_readable(Path(importlib.import_module("torch").__file__)):
         print("autograder: warning: Python or its packages are not world-readable; students' code can import "
               "only what the grader loaded first (setup.sh installs them where every user may read).")
-    with Pipeline(assignment, settings.limits(), None, settings.seed, server, Private([root])) as pipeline:
+    with Pipeline(assignment, settings.limits(), None, settings.seed, server, Private([root]),
+                  config.GRADESCOPE_PRELOAD) as pipeline:
         found = uploads(root / "submission", (assignment.lesson, assignment.name))
         try:
             subs = [s for s in read_all(found.found) if s.path is not None or s.unreadable]
