@@ -288,7 +288,7 @@ def _tasks_of_user(uid: int) -> int:
 
 
 def confine(uid: int | None, workdir: str, limits: Limits, baseline: int, cpu_seconds: float) -> None:
-    """Everything but the parent-death signal (set once the grader has adopted the worker)."""
+    """Everything but the parent-death signal (set once confined: setuid() would clear it)."""
     os.setsid()
     try:
         _write("/proc/self/oom_score_adj", "1000")  # a worker dies first when memory runs out
