@@ -12,7 +12,8 @@ from autograder.course import checks
 from autograder.course.assignments import find_problem
 from autograder.course.checks import Check, add_check
 from autograder.intake.loader import expected_errors
-from autograder.judge.verdicts import judge, note
+from autograder.judge.findings import note
+from autograder.judge.verdicts import judge
 from autograder.measure.probe import measure
 from tests.test_judge import by_check, run_check
 from tests.wrong_functions import CASES, RIGHT
@@ -63,7 +64,7 @@ def test_a_part_that_never_finished_costs_its_checks_only():
     namespace: dict = {}
     exec(compile("import torch\nfrom torch.autograd import Function\n"  # noqa: S102 - the test's fixture
                  + next(source for name, source in RIGHT if name == "MyReLU"), "<cell 1>", "exec"), namespace)
-    from autograder.judge.verdicts import encoded_cases
+    from autograder.judge.reference import encoded_cases
 
     parts = []
     measure(problem, namespace, encoded_cases(problem), report=lambda data: parts.append(json.loads(json.dumps(data))))

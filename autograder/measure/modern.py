@@ -13,7 +13,8 @@ import torch
 import torch.func
 from torch.autograd import forward_ad
 
-from autograder.measure.probe import MAX_TEXT, _make, decode_args, differentiable, error_data, plain
+from autograder.measure.calls import MAX_TEXT, error_data
+from autograder.measure.encoding import decode_args, differentiable, make, plain
 
 _M = SimpleNamespace(dual_level=forward_ad.dual_level, make_dual=forward_ad.make_dual,
                      unpack_dual=forward_ad.unpack_dual, vmap=torch.func.vmap, grad=torch.func.grad,
@@ -47,7 +48,7 @@ def forward_mode(problem, obj, encoded: list[Any]) -> dict:
             tangent = [0.0] * len(arg["values"])
             tangent[j] = 1.0
             with _M.dual_level():
-                args[k] = _M.make_dual(args[k], _make(arg["shape"], tangent, requires_grad=False))
+                args[k] = _M.make_dual(args[k], make(arg["shape"], tangent, requires_grad=False))
                 out = problem.call(obj, args)
                 columns.append(_tangent_values(out))
         jac.append([list(row) for row in zip(*columns)] if columns else [])
