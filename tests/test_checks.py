@@ -49,6 +49,16 @@ def test_a_new_check_is_one_object(restore_checks):
         add_check(Check("gradient", "again", 1, odd_columns))
 
 
+def test_a_check_measured_in_the_worker_is_a_check_of_the_same_part():
+    """Does every measurement a worker runs for a check of its own (autograder/measure/checks.py) belong to
+    a graded check that follows the same part of the measurement?"""
+    from autograder.measure.checks import OWN
+
+    assert OWN
+    for name, (part, _) in OWN.items():
+        assert checks.BY_NAME[name].part == part, name
+
+
 def test_a_check_whose_prerequisite_failed_earns_nothing(restore_checks):
     """Is a check that would pass on its own failed, with no points, when its prerequisite fails?"""
     add_check(Check("always right", "nothing", 5, lambda view: None, "forward", requires=("gradient",)))
