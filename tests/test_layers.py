@@ -17,8 +17,8 @@ PACKAGE = ROOT / "autograder"
 MAX_LINES = 400
 # Where student code runs: what these import decides what a grading worker holds.
 WORKER_SIDE = ("autograder.measure", "autograder.sandbox.worker")
-GRADER_ONLY = ("autograder.judge", "autograder.report", "autograder.intake", "autograder.batch", "autograder.cli",
-               "autograder.gradescope")
+GRADER_ONLY = ("autograder.judge", "autograder.report", "autograder.intake", "autograder.batch",
+               "autograder.cli", "autograder.gradescope")
 
 
 def module_files(package: Path = PACKAGE) -> dict[str, Path]:
@@ -31,9 +31,12 @@ def module_files(package: Path = PACKAGE) -> dict[str, Path]:
 
 
 def _type_checking_only(node: ast.AST) -> bool:
-    test = getattr(node, "test", None)
-    return isinstance(node, ast.If) and ((isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
-                                         or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
+    """`if TYPE_CHECKING:` (or `typing.TYPE_CHECKING`): imports for annotations only."""
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") \
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 def imports(name: str, path: Path, known: set[str]) -> tuple[set[str], set[str]]:
@@ -61,7 +64,7 @@ def imports(name: str, path: Path, known: set[str]) -> tuple[set[str], set[str]]
             if node.level:
                 anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
                 base = f"{anchor}.{base}" if base else anchor
-            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
         for target in targets:
             found = owner(target) if target.split(".")[0] == "autograder" else None
             if found and found != name:
@@ -161,7 +164,8 @@ def test_every_module_imports_in_a_fresh_interpreter():
     code = ("import importlib, sys, traceback\nfailed = []\n"
             f"for name in {names!r}:\n"
             "    try:\n        importlib.import_module(name)\n"
-            "    except Exception:\n        failed.append(name + ': ' + traceback.format_exc(limit=-1).strip())\n"
+            "    except Exception:\n"
+            "        failed.append(name + ': ' + traceback.format_exc(limit=-1).strip())\n"
             "print('\\n'.join(failed))\nsys.exit(1 if failed else 0)\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600,
                           check=False)
@@ -208,4 +212,4 @@ def test_no_module_is_over_400_lines():
     """Is every module of the package at most 400 lines long?"""
     long = {name: n for name, path in module_files().items()
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
-    assert not long, f"modules over {MAX_LINES} lines: " + ", ".join(f"{k} ({v})" for k, v in sorted(long.items()))
+    assert not long, f"over {MAX_LINES} lines: " + ", ".join(f"{k} ({v})" for k, v in sorted(long.items()))

@@ -93,7 +93,8 @@ ALL: list[Check] = [
     Check("gradcheck", "the analytical Jacobian agrees with finite differences (float64)", 3, judge_gradcheck,
           "backward"),
     Check("companion used", ("backward calls the companion Function through apply, so that it appears in the "
-                             "graph of the gradient"), 2, judge_companion, "second", applies=_has("companion")),
+                             "graph of the gradient"), 2, judge_companion, "second",
+          applies=_has("companion")),
     Check("gradgradcheck", "the second derivatives agree with finite differences of backward (float64)", 2,
           judge_gradgradcheck, "second", requires=("gradient", "gradcheck"), applies=_has("double_backward")),
     Check("forward mode", "forward-mode AD (the jvp staticmethod) gives the right Jacobian", 2,

@@ -149,7 +149,6 @@ class Judging:
 
     def blocked(self, case: CaseView, part: str) -> Blocked | None:
         """Why this case cannot be judged by a check of `part` ("forward", "backward", "second"), or None."""
-
         m, name = case.measured, self.lookup
         if "error" in m:
             said, details = error_cause(m["error"], self, case)

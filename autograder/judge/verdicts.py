@@ -15,7 +15,7 @@ from __future__ import annotations
 import traceback
 from dataclasses import dataclass, field
 
-from autograder.course import checks
+from autograder.course.checks import BY_NAME
 from autograder.course.problems import Problem
 from autograder.judge.findings import Figure, Finding, fail, torch_words
 from autograder.judge.judging import Judging
@@ -106,7 +106,6 @@ def _gate(problem: Problem, data: dict) -> str | None:
 
 def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: Verdicts,
            passed: dict[str, str]) -> None:
-
     gate = _gate(problem, data)
     if gate:
         verdicts.fail_all(gate)
@@ -123,7 +122,7 @@ def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: V
     shown: set[str] = set()  # tracebacks already shown: one per failure
     told: dict[str, str] = {}
     for name in problem.checks:
-        check = checks.BY_NAME[name]
+        check = BY_NAME[name]
         unmet = [r for r in check.requires if r in verdicts.failures]
         if unmet:
             verdicts.fail(name, check.unmet(unmet))

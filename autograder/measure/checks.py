@@ -41,7 +41,8 @@ def measure_companion(problem, obj, namespace: dict, encoded_cases: list, seed: 
         return {"error": error_data(error, "backward")}
 
 
-# check name -> (the part it follows, its measurement: (problem, obj, namespace, encoded_cases, seed) -> plain data)
+# check name -> (the part it follows, its measurement):
+# measurement(problem, obj, namespace, encoded_cases, seed) -> plain data
 OWN: dict[str, tuple[str, Callable]] = {"companion used": ("second", measure_companion)}
 
 

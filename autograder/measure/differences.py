@@ -3,6 +3,7 @@ entry by entry, as gradcheck computes them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from autograder.measure.calls import call
@@ -46,15 +47,23 @@ def directional(problem, obj, encoded: list[Any], direction: list[list[float]]) 
                       forward_values(problem, obj, moved(encoded, direction, -EPS)))
 
 
-def numerical_jacobian(problem, obj, encoded: list[Any]) -> list[list[list[float]]]:
-    """Central differences of the student's own forward, entry by entry, as gradcheck computes them."""
+def by_columns(encoded: list[Any],
+               column: Callable[[int, int, dict], list[float]]) -> list[list[list[float]]]:
+    """A Jacobian, one matrix per tensor input, from its columns: column(k, j, arg) is the derivative of
+    the output with respect to entry j of argument k."""
     jac = []
     for k, arg in enumerate(encoded):
         if not differentiable(arg):
             continue
-        columns = []
-        for j in range(len(arg["values"])):
-            columns.append(difference(forward_values(problem, obj, perturbed(encoded, k, j, EPS)),
-                                      forward_values(problem, obj, perturbed(encoded, k, j, -EPS))))
+        columns = [column(k, j, arg) for j in range(len(arg["values"]))]
         jac.append([list(row) for row in zip(*columns)] if columns else [])
     return jac
+
+
+def numerical_jacobian(problem, obj, encoded: list[Any]) -> list[list[list[float]]]:
+    """Central differences of the student's own forward, entry by entry, as gradcheck computes them."""
+    def column(k: int, j: int, arg: dict) -> list[float]:
+        return difference(forward_values(problem, obj, perturbed(encoded, k, j, EPS)),
+                          forward_values(problem, obj, perturbed(encoded, k, j, -EPS)))
+
+    return by_columns(encoded, column)
