@@ -1,9 +1,8 @@
 """A worker's whole life, in the process forked for one submission from the clean parent (server.py).
 
 It knows only what its payload holds: the submission's cells, the seed, and for each problem what to
-look up, how to call it and the inputs of its cases. It runs the cells, says "loaded", and then does
-what the grader asks, one problem at a time: measure it (random projections), and, when the grader
-(which alone knows the reference's answers) asks, measure a failure in full to explain it.
+look up, how to call it and the inputs of its cases. It runs the cells, says "loaded", then does what
+the grader (alone in knowing the reference) asks, a problem at a time: measure it, or a failure in full.
 """
 
 from __future__ import annotations
