@@ -5,17 +5,17 @@ autograder/measure/checks.py). (An instructor adds one with `add_check` from a p
 docs/instructors.md.)
 
 How a check is run:
-- `part` is the part of the measurement it needs (judge.PARTS: "forward", "backward", "second", "extra",
-  or "" for none): when that part never finished (a hang), the check fails, and only it;
+- `part` is the part of the measurement it needs (judge/verdicts.PARTS: "forward", "backward", "second",
+  "extra", or "" for none): when that part never finished (a hang), the check fails, and only it;
 - `requires` names checks that must pass first: a check whose prerequisite failed earns nothing (no
   second-derivative points for a wrong first derivative);
 - most checks judge the shared measurements of autograder/measure/ (each case's output, vector-Jacobian
   products, finite differences, what forward kept); one that needs calls of its own has them in
   autograder/measure/checks.py, run in the worker after its part, beside the student's code, returning
   plain data (data["checks"][name]): the worker never loads this file or the judging code;
-- `judge(view)` runs in the grader with the reference (judge.Judging) and returns a judge.Finding
-  (failed: the cause in one sentence, and pictures) or None (passed); `note(...)` passes with a remark
-  that costs nothing, for an observation that changes no result.
+- `judge(view)` runs in the grader with the reference (judge/judging.Judging) and returns a
+  judge/findings.Finding (failed: the cause in one sentence, and pictures) or None (passed); `note(...)`
+  passes with a remark that costs nothing, for an observation that changes no result.
 """
 
 from __future__ import annotations
