@@ -23,8 +23,9 @@ from pathlib import Path
 import autograder
 from autograder.course.assignments import Assignment
 from autograder.intake.loader import Submission, load
-from autograder.judge.verdicts import CheckResult, Verdicts, encoded_cases, expectations, judge
-from autograder.measure.probe import explain_plan, with_explanation
+from autograder.judge.plan import explain_plan, with_explanation
+from autograder.judge.reference import encoded_cases, expectations
+from autograder.judge.verdicts import CheckResult, Verdicts, judge
 from autograder.report.files import ScoreAboveMaximum, grades_csv, read_results, results_json, write_atomic
 from autograder.report.pages import feedback_page
 from autograder.sandbox import Limits, Measure, Outcome, Pool, Server, Task

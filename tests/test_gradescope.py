@@ -22,7 +22,8 @@ import jsonschema
 import pytest
 
 from autograder.gradescope import Pictures, Settings, render_test, results_document
-from autograder.judge.verdicts import CheckResult, Figure
+from autograder.judge.findings import Figure
+from autograder.judge.verdicts import CheckResult
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "tests" / "gradescope_results.schema.json").read_text())

@@ -2,7 +2,7 @@
 extra file or reference answer, so that a worker forked from it holds nothing about the class.
 
 It imports torch, the measuring code and the lesson's modules, takes the snapshot that workers put back
-after student code ran (probe.Snapshot), freezes its objects out of garbage collection (a fork then
+after student code ran (measure/snapshot.py), freezes its objects out of garbage collection (a fork then
 copies as few pages as it can), and then forks workers on request, one fork each. It puts each worker
 in its slot's cgroup before the worker may start, and reaps a worker only when the grader asks (the
 grader watches it end through a pidfd): until then the worker is a zombie, so its pid and process group
@@ -157,18 +157,17 @@ def serve(channel: socket.socket) -> None:
             return
         request = json.loads(data)
         if request["do"] == "prepare":
-            from autograder.measure import probe as probing
+            from autograder.measure.snapshot import Snapshot
 
             _warm_up(request.get("preload", []), request.get("extra_checks", []))
             if snapshot is None:
-                # The checks' own measurements (a confined worker may not read the package's files) and the
-                # worker's code: in the snapshot, and shared by every fork.
-                from autograder.course import checks  # noqa: F401
+                # The worker's code and, through it, all the measuring code (autograder/measure/, never the
+                # grader's judging code): in the snapshot, and shared by every fork.
                 from autograder.sandbox import worker  # noqa: F401
 
                 readable_paths()
                 seccomp_program()  # compiled once here; a worker only loads it
-                snapshot = probing.Snapshot()  # what workers put back after student code ran
+                snapshot = Snapshot()  # what workers put back after student code ran
                 gc.freeze()  # a worker's garbage collector then leaves these pages alone
                 baseline = baseline_memory()
             channel.send(b'{"ready": true}')
