@@ -15,10 +15,10 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from autograder.course.assignments import find_problem, load_environment_extras
-from autograder.judge.verdicts import CheckResult, encoded_cases, expectations, judge
-from autograder.measure.probe import probe
+if TYPE_CHECKING:
+    from autograder.judge.verdicts import CheckResult
 
 
 @dataclass
@@ -52,6 +52,12 @@ def check(obj, problem: str | None = None, seed: int = 0) -> Report | None:
     """Grades obj as the graded problem of the same name (or `problem`) and shows why it fails."""
     if os.environ.get("AUTOGRADER_BATCH"):
         return None  # inside a grading worker the notebook's own check cells are skipped
+    # Imported here, past that return: a worker never loads the grader's code (autograder/judge/).
+    from autograder.course.assignments import find_problem, load_environment_extras
+    from autograder.judge.plan import probe
+    from autograder.judge.reference import encoded_cases, expectations
+    from autograder.judge.verdicts import judge
+
     name = problem or getattr(obj, "__name__", None) or getattr(obj, "_name", None)  # _name: a custom op
     if not name:
         raise TypeError("check() needs the class or function itself, e.g. check(KillHead), or "

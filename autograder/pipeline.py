@@ -22,8 +22,9 @@ import autograder
 from autograder import config
 from autograder.course.assignments import Assignment
 from autograder.intake.loader import Submission
-from autograder.judge.verdicts import CheckResult, Verdicts, encoded_cases, expectations, judge
-from autograder.measure.probe import explain_plan, with_explanation
+from autograder.judge.plan import explain_plan, with_explanation
+from autograder.judge.reference import encoded_cases, expectations
+from autograder.judge.verdicts import CheckResult, Verdicts, judge
 from autograder.report.files import Graded
 from autograder.sandbox import Limits, Measure, Outcome, Pool, Server, Task
 

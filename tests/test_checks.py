@@ -12,7 +12,8 @@ from autograder.course import checks
 from autograder.course.assignments import find_problem
 from autograder.course.checks import Check, add_check
 from autograder.intake.loader import expected_errors
-from autograder.judge.verdicts import judge, note
+from autograder.judge.findings import note
+from autograder.judge.verdicts import judge
 from autograder.measure.probe import measure
 from tests.test_judge import by_check, run_check
 from tests.wrong_functions import CASES, RIGHT
@@ -48,6 +49,16 @@ def test_a_new_check_is_one_object(restore_checks):
         add_check(Check("gradient", "again", 1, odd_columns))
 
 
+def test_a_check_measured_in_the_worker_is_a_check_of_the_same_part():
+    """Does every measurement a worker runs for a check of its own (autograder/measure/checks.py) belong to
+    a graded check that follows the same part of the measurement?"""
+    from autograder.measure.checks import OWN
+
+    assert OWN
+    for name, (part, _) in OWN.items():
+        assert checks.BY_NAME[name].part == part, name
+
+
 def test_a_check_whose_prerequisite_failed_earns_nothing(restore_checks):
     """Is a check that would pass on its own failed, with no points, when its prerequisite fails?"""
     add_check(Check("always right", "nothing", 5, lambda view: None, "forward", requires=("gradient",)))
@@ -63,7 +74,7 @@ def test_a_part_that_never_finished_costs_its_checks_only():
     namespace: dict = {}
     exec(compile("import torch\nfrom torch.autograd import Function\n"  # noqa: S102 - the test's fixture
                  + next(source for name, source in RIGHT if name == "MyReLU"), "<cell 1>", "exec"), namespace)
-    from autograder.judge.verdicts import encoded_cases
+    from autograder.judge.reference import encoded_cases
 
     parts = []
     measure(problem, namespace, encoded_cases(problem), report=lambda data: parts.append(json.loads(json.dumps(data))))

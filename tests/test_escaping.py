@@ -10,7 +10,8 @@ from html.parser import HTMLParser
 import graphviz
 import pytest
 
-from autograder.judge.verdicts import CheckResult, Figure
+from autograder.judge.findings import Figure
+from autograder.judge.verdicts import CheckResult
 from autograder.measure.graphs import Graph, svg
 from autograder.report.csvsafe import cell, read_cell
 from autograder.report.export import canvas_csv, read_graded

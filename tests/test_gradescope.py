@@ -24,7 +24,8 @@ import pytest
 from autograder.gradescope.feedback import Pictures, render_test
 from autograder.gradescope.results import results_document
 from autograder.gradescope.settings import Settings
-from autograder.judge.verdicts import CheckResult, Figure
+from autograder.judge.findings import Figure
+from autograder.judge.verdicts import CheckResult
 from autograder.report.files import Graded
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,8 @@ from autograder.course.assignments import (
     load_extra,
 )
 from autograder.inline import check
-from autograder.judge.verdicts import judge, reference_data
+from autograder.judge.reference import reference_data
+from autograder.judge.verdicts import judge
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "hidden_tests_example.py"

@@ -529,7 +529,7 @@ def source_notebook(assignment, seed: int):
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-    from autograder.judge.verdicts import encoded_cases
+    from autograder.judge.reference import encoded_cases
 
     cells = [new_markdown_cell("# Lesson 2: writing a custom Function\n\nImplement the four Functions below."),
              new_code_cell("import torch\nfrom torch.autograd import Function"),

@@ -104,14 +104,15 @@ def in_process() -> None:
     print(f"fork + exit + wait of the warmed grader ({rss // 1024} MiB resident): median "
           f"{statistics.median(forks) * 1e3:.1f} ms; a submission costs one (its worker), plus the clean-up")
 
-    from autograder.judge.verdicts import encoded_cases, expectations
-    from autograder.measure import probe as probing
+    from autograder.judge.plan import probe
+    from autograder.judge.reference import encoded_cases, expectations
+    from autograder.measure.snapshot import Snapshot, activate, guard
     from autograder.pipeline import verdicts_for
     from autograder.report.pages import feedback_page
     from autograder.sandbox import Outcome
 
-    snapshot = probing.Snapshot()
-    probing.activate(snapshot)  # as in a worker: the grader's state put back after every call
+    snapshot = Snapshot()
+    activate(snapshot)  # as in a worker: the grader's state put back after every call
     cases = {p.name: encoded_cases(p, 0) for p in assignment.problems}
     expected = {p.name: expectations(p, 0) for p in assignment.problems}
     for who in ("alice", "bob"):
@@ -122,12 +123,12 @@ def in_process() -> None:
         exec(compile(source, f"{who}.py", "exec"), namespace)  # noqa: S102 - our own example
         cells = cpu() - t
         for p in assignment.problems:  # first calls out of the way
-            probing.probe(p, namespace, cases[p.name], 0, expected[p.name])
+            probe(p, namespace, cases[p.name], 0, expected[p.name])
         outcome, probes, wire = Outcome(), {}, 0.0
         for p in assignment.problems:
             t = cpu()
             snapshot.restore()
-            data = probing.probe(p, namespace, cases[p.name], 0, expected[p.name])
+            data = probe(p, namespace, cases[p.name], 0, expected[p.name])
             snapshot.restore()
             probes[p.name] = cpu() - t
             t = cpu()
@@ -136,12 +137,12 @@ def in_process() -> None:
         profile = cProfile.Profile()
         profile.enable()
         for p in assignment.problems:
-            probing.probe(p, namespace, cases[p.name], 0, expected[p.name])
+            probe(p, namespace, cases[p.name], 0, expected[p.name])
         profile.disable()
         calls = sum(v[1] for k, v in _stats(profile).items() if k[2] == "guard")
         t = cpu()
         for _ in range(200):
-            probing.guard()
+            guard()
         per = (cpu() - t) / 200
         t = cpu()
         results = verdicts_for(assignment, outcome, 0)

@@ -214,32 +214,3 @@ class Problem:
         return {"name": self.name, "entry": self.entry, "kind": self.kind, "double_backward": self.double_backward,
                 "extra_checks": list(self.extra_checks), "also_functions": list(self.also_functions),
                 "companion": self.companion, "all_outputs": self.all_outputs, "checks": self.checks}
-
-
-@dataclass(frozen=True)
-class Spec:
-    """A problem as a grading worker knows it (Problem.spec()): enough to measure, nothing to compare with."""
-
-    name: str
-    entry: str = ""
-    kind: str = "function"
-    double_backward: bool = False
-    extra_checks: tuple[str, ...] = ()
-    also_functions: tuple[str, ...] = ()
-    companion: str = ""
-    all_outputs: str = ""
-    checks: tuple[str, ...] = ()
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Spec:
-        return cls(str(data["name"]), str(data.get("entry", "")), str(data.get("kind", "function")),
-                   bool(data.get("double_backward")), tuple(data.get("extra_checks", ())),
-                   tuple(data.get("also_functions", ())), str(data.get("companion", "")),
-                   str(data.get("all_outputs", "")), tuple(str(c) for c in data.get("checks", ())))
-
-    @property
-    def lookup(self) -> str:
-        return self.entry or self.name
-
-    def call(self, obj: Any, args: list[Any], kwargs: dict | None = None) -> Any:
-        return obj.apply(*args, **(kwargs or {})) if self.kind == "function" else obj(*args, **(kwargs or {}))

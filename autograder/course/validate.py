@@ -34,7 +34,8 @@ from typing import Any
 import torch
 
 from autograder.course.problems import CHECKS, DTYPES, EXTRA_CHECKS, Problem, TensorSpec
-from autograder.measure import probe as probing
+from autograder.measure import calls
+from autograder.measure.encoding import decode_args, differentiable
 
 GRADIENT_CHECKS = ("backward returns", "gradient", "gradcheck", "gradgradcheck")
 
@@ -167,7 +168,7 @@ def _asks_gradients(problem: Problem) -> bool:
 
 def _reference(problem: Problem, seed: int) -> str:
     """Runs the reference on every case; what goes wrong, in a sentence, or ""."""
-    from autograder.judge.verdicts import encoded_cases, expectations, reference_data
+    from autograder.judge.reference import encoded_cases, expectations, reference_data
 
     try:
         cases = encoded_cases(problem, seed)
@@ -176,9 +177,9 @@ def _reference(problem: Problem, seed: int) -> str:
     obj = _reference_object(problem)
     for i, encoded in enumerate(cases):
         label = f"case {i + 1} {problem.cases[i].describe()}"
-        args = probing.decode_args(encoded)
+        args = decode_args(encoded)
         try:
-            out = probing._call(problem, obj, args)
+            out = calls.call(problem, obj, args)
         except Exception as error:  # noqa: BLE001
             return f"its reference raised {type(error).__name__}: {str(error)[:300]} on {label}."
         if not isinstance(out, torch.Tensor):
@@ -192,7 +193,7 @@ def _reference(problem: Problem, seed: int) -> str:
             return (f"its reference's output on {label} does not depend, through autograd, on the float64 inputs: "
                     f"compute it with torch operations (no .detach(), NumPy or torch.no_grad()), or skip the "
                     f"gradient checks (skip=(\"backward returns\", \"gradient\", \"gradcheck\")).")
-    if _asks_gradients(problem) and not any(probing.differentiable(a) for c in cases for a in c):
+    if _asks_gradients(problem) and not any(differentiable(a) for c in cases for a in c):
         return ("it asks for gradients but no case has a float64 tensor input: add one, or skip the gradient "
                 "checks.")
     try:
@@ -292,9 +293,11 @@ def answer(problem: Problem, scale: float = 1.0, forward_offset: float = 0.0) ->
 
 def grade_in_process(problem: Problem, namespace: dict, seed: int = 0) -> list:
     """The verdicts on a namespace measured here, as the inline check() measures (trusted code only)."""
-    from autograder.judge.verdicts import encoded_cases, expectations, judge
+    from autograder.judge.plan import probe
+    from autograder.judge.reference import encoded_cases, expectations
+    from autograder.judge.verdicts import judge
 
-    data = probing.probe(problem, namespace, encoded_cases(problem, seed), seed, expectations(problem, seed))
+    data = probe(problem, namespace, encoded_cases(problem, seed), seed, expectations(problem, seed))
     return judge(problem, data, seed)
 
 
@@ -352,7 +355,7 @@ def _plain(value: Any) -> Any:
 
 def definition(problem: Problem, seed: int) -> dict:
     """What decides a problem's verdicts, as plain data."""
-    from autograder.judge.verdicts import encoded_cases, reference_data
+    from autograder.judge.reference import encoded_cases, reference_data
 
     return {"name": problem.name, "lookup": problem.lookup, "kind": problem.kind, "checks": problem.checks,
             "points": {c: problem.points_of(c) for c in problem.checks}, "hidden": problem.hidden,

@@ -11,19 +11,16 @@ Everything here runs in the trusted process, on float64 tensors rebuilt from pla
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 
 from autograder.judge.diagnose import RTOL, close, explain, explain_error, explain_swap
-from autograder.measure import probe as probing
+from autograder.judge.untrusted import float64
+from autograder.measure.encoding import decode_args, differentiable
 
 if TYPE_CHECKING:
-    from autograder.judge.verdicts import CaseView, Judging
-
-
-def _t(values: Any) -> torch.Tensor:
-    return torch.tensor(values, dtype=torch.float64)
+    from autograder.judge.judging import CaseView, Judging
 
 
 # -- errors -------------------------------------------------------------------------------------------
@@ -163,11 +160,11 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
     is about: vᵀJ for one random grad_output v (and v2, a second one); the whole Jacobians, where they
     were measured, show a structure the products cannot (rows flipped, for instance)."""
     names, shapes, g = case.tensor_names, case.shapes, view.grad_output
-    s, r = [_t(x) for x in mine], [_t(x) for x in right]
+    s, r = [float64(x) for x in mine], [float64(x) for x in right]
     swapped = explain_swap([x.reshape(1, -1) for x in s], [x.reshape(1, -1) for x in r], names)
     if swapped:
         return swapped, 0
-    s2, r2 = [_t(x) for x in mine2], [_t(x) for x in right2]
+    s2, r2 = [float64(x) for x in mine2], [float64(x) for x in right2]
     k = next((k for k in range(len(s)) if not _close(s[k], r[k])), 0)
     said = not_finite(f"The gradient with respect to {names[k]}", s[k], case)
     if said:
@@ -207,7 +204,7 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
                        what: str) -> str | None:
     """Causes read from the local derivative, gradient / grad_output entry by entry (the projections'
     grad_output has no zero entry)."""
-    v = _t(case.directions.v)
+    v = float64(case.directions.v)
     if v.shape != s.shape:
         return None
     ds, dr = s / v, r / v
@@ -225,7 +222,7 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
         if abs(factor - 1) > 1e-3 and _close(ds, factor * dr):
             return None  # a constant factor or the sign: diagnose says it
     inputs = case.inputs
-    y = _t(case.ref["output"]["values"])
+    y = float64(case.ref["output"]["values"])
     terms = [(t.text, t.value(*inputs).reshape(-1).to(torch.float64)) for t in view.problem.terms]
     if terms and all(value.shape == ds.shape for _, value in terms):
         total = sum(value for _, value in terms)
@@ -256,8 +253,8 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
     if len(inputs) == 1:
         x = inputs[0].clone().requires_grad_()
         with torch.enable_grad():
-            decoded = probing.decode_args(case.encoded)  # tensors of integers as they are
-            args = [-x if probing.differentiable(a) else decoded[k] for k, a in enumerate(case.encoded)]
+            decoded = decode_args(case.encoded)  # tensors of integers as they are
+            args = [-x if differentiable(a) else decoded[k] for k, a in enumerate(case.encoded)]
             (mirrored,) = torch.autograd.grad(view.problem.reference(*args, **case.kwargs).sum(), x)
         mirrored = -mirrored.reshape(-1)  # the derivative at -x: d/dx f(-x) = -f'(-x)
         if _close(ds, mirrored) and not _close(dr, mirrored):

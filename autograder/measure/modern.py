@@ -13,7 +13,9 @@ import torch
 import torch.func
 from torch.autograd import forward_ad
 
-from autograder.measure.probe import MAX_TEXT, _make, decode_args, differentiable, error_data, plain
+from autograder.measure.calls import MAX_TEXT, error_data
+from autograder.measure.differences import by_columns
+from autograder.measure.encoding import decode_args, make, plain
 
 _M = SimpleNamespace(dual_level=forward_ad.dual_level, make_dual=forward_ad.make_dual,
                      unpack_dual=forward_ad.unpack_dual, vmap=torch.func.vmap, grad=torch.func.grad,
@@ -37,21 +39,16 @@ def measure_extra(problem, obj, encoded_cases: list[list[Any]]) -> dict:
 
 def forward_mode(problem, obj, encoded: list[Any]) -> dict:
     """The Jacobian column by column: J e_j through forward-mode AD (the Function's jvp)."""
-    jac = []
-    for k, arg in enumerate(encoded):
-        if not differentiable(arg):
-            continue
-        columns = []
-        for j in range(len(arg["values"])):
-            args = decode_args(encoded)
-            tangent = [0.0] * len(arg["values"])
-            tangent[j] = 1.0
-            with _M.dual_level():
-                args[k] = _M.make_dual(args[k], _make(arg["shape"], tangent, requires_grad=False))
-                out = problem.call(obj, args)
-                columns.append(_tangent_values(out))
-        jac.append([list(row) for row in zip(*columns)] if columns else [])
-    return {"jacobian": jac}
+    def column(k: int, j: int, arg: dict) -> list[float]:
+        args = decode_args(encoded)
+        tangent = [0.0] * len(arg["values"])
+        tangent[j] = 1.0
+        with _M.dual_level():
+            args[k] = _M.make_dual(args[k], make(arg["shape"], tangent, requires_grad=False))
+            out = problem.call(obj, args)
+            return _tangent_values(out)
+
+    return {"jacobian": by_columns(encoded, column)}
 
 
 def _tangent_values(out) -> list[float]:

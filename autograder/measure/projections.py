@@ -79,6 +79,11 @@ def directions(seed: int, case: int, outputs: int, sizes: tuple[int, ...]) -> Di
                       w=stream.units(sizes), ux=stream.units(sizes), uv=stream.unit(outputs))
 
 
+def directions_of(case: dict, seed: int, index: int) -> Directions:
+    """The directions a measured case was projected on (its output and its tensor inputs' sizes)."""
+    return directions(seed, index, len(case["output"]["values"]), tuple(len(g) for g in case["vjp"]))
+
+
 def dot(a: list[float], b: list[float]) -> float:
     return sum(x * y for x, y in zip(a, b))
 

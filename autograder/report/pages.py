@@ -17,7 +17,8 @@ import math
 from functools import lru_cache
 from html import escape
 
-from autograder.judge.verdicts import CheckResult, Figure
+from autograder.judge.findings import Figure
+from autograder.judge.verdicts import CheckResult
 from autograder.measure.graphs import Graph, svg
 
 

@@ -6,8 +6,11 @@
     cgroups.py   a memory, CPU-share and process cgroup per worker, where one can be written
     processes.py finding and killing what a worker left, worker user ids, leftovers of killed graders
     protocol.py  the JSON lines between grader and worker
+    tasks.py     what the grader hands the sandbox (Task, Measure) and gets back (Outcome)
+    parent.py    the grader's handle on the clean parent: start it, ask it for workers and their statuses
     job.py       one worker seen from the grader: drive it a problem at a time, set every deadline
-    pool.py      the grader's side: start the clean parent and the workers, collect outcomes
+    slots.py     where workers run: a user id and a cgroup each, serving one worker after another
+    pool.py      the grader's side: a few workers at a time, their messages, ends and deadlines
 
 What this cannot stop: code in a worker shares the process that measures it, so a determined submission
 can still forge its own measurements (write made-up numbers into its pipe). It can forge nothing else:
@@ -16,7 +19,8 @@ the grader.
 """
 
 from autograder.sandbox.confine import Limits, landlock_abi
-from autograder.sandbox.job import Measure, Outcome, Task
-from autograder.sandbox.pool import Pool, Server, default_workers, run_all
+from autograder.sandbox.parent import Server, default_workers
+from autograder.sandbox.pool import Pool, run_all
+from autograder.sandbox.tasks import Measure, Outcome, Task
 
 __all__ = ["Limits", "Measure", "Outcome", "Pool", "Server", "Task", "default_workers", "landlock_abi", "run_all"]

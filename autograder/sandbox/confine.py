@@ -142,13 +142,24 @@ def landlock_abi() -> int:
     return max(0, int(version))
 
 
+def _installed(path: str, prefixes: set[str]) -> bool:
+    """Whether an import path entry is a place packages are installed: inside the interpreter's prefixes,
+    a site-packages or dist-packages folder (a user's site too), or a zip of them."""
+    path = os.path.normpath(path)
+    return (os.path.basename(path) in ("site-packages", "dist-packages") or path.endswith((".zip", ".egg"))
+            or any(path.startswith(os.path.normpath(q) + os.sep) for q in prefixes))
+
+
 @functools.cache
 def readable_paths() -> list[str]:
     """What a worker may read: the interpreter, the packages it imported or may import, the system's
     libraries and a few files of /etc. Not the submissions, the output folder, the instructor's extra
     files, Gradescope's /autograder/source or anyone's home. Worked out once, in the clean parent."""
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *_SYSTEM_READS}
-    paths.update(p for p in sys.path if p not in ("", os.sep) and os.path.isabs(p))
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    paths = {*prefixes, *_SYSTEM_READS}
+    # Of the import path, only where packages are installed: never the folder the grader was started from
+    # (`python -m` puts it first), which may hold the class's submissions or the instructor's files.
+    paths.update(p for p in sys.path if os.path.isabs(p) and _installed(p, prefixes))
     for module in list(sys.modules.values()):
         folders = getattr(module, "__path__", None)
         if isinstance(folders, list):  # a package (some modules answer __path__ with other things)
@@ -290,7 +301,7 @@ def _tasks_of_user(uid: int) -> int:
 
 
 def confine(uid: int | None, workdir: str, limits: Limits, baseline: int, cpu_seconds: float) -> None:
-    """Everything but the parent-death signal (set once the grader has adopted the worker)."""
+    """Everything but the parent-death signal (set once confined: setuid() would clear it)."""
     os.setsid()
     try:
         _write("/proc/self/oom_score_adj", "1000")  # a worker dies first when memory runs out

@@ -8,11 +8,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import asdict
 
 from autograder.sandbox.cgroups import Group
 from autograder.sandbox.confine import Limits
@@ -27,46 +26,16 @@ from autograder.sandbox.processes import (
 )
 from autograder.sandbox.protocol import Lines, parse, send
 from autograder.sandbox.server import PAYLOAD
+from autograder.sandbox.tasks import Measure, Outcome, Task
 
 MAX_CELL_ERRORS = 100
 MAX_DRAIN = 64 * 1024 * 1024  # bytes read from a finished worker's pipes, however much a leftover writes
-# The cgroup allows a little more than the address-space limit, which then stops an ordinary memory hog
-# first, with a MemoryError it can be told about; the cgroup catches what address space does not count.
-CGROUP_SLACK = 512 * 1024**2
 
 
-@dataclass(frozen=True)
-class Measure:
-    """One problem to measure in a submission. `spec` and `cases` go to the worker; `plan` stays here:
-    given the worker's first measurement, it says which failures to measure in full (it may compare with
-    the reference, which never enters a worker), or None."""
-
-    name: str
-    spec: dict
-    cases: list
-    hidden: bool = False
-    plan: Callable[[dict], dict | None] | None = None
-
-
-@dataclass(frozen=True)
-class Task:
-    key: Any
-    cells: list[str]
-    problems: list[Measure]
-    modules: dict[str, str] = field(default_factory=dict)  # helper modules: name in the worker's folder -> source
-
-
-@dataclass
-class Outcome:
-    """What came back from one submission's workers."""
-
-    data: dict[str, dict] = field(default_factory=dict)  # problem name -> measurement
-    explanations: dict[str, dict] = field(default_factory=dict)  # problem name -> failures measured in full
-    failures: dict[str, str] = field(default_factory=dict)  # problem name -> why there is no data
-    cell_errors: list[dict] = field(default_factory=list)
-    output: str = ""
-    seconds: float = 0.0
-    timed_out: list[str] = field(default_factory=list)  # what ran out of time: "load" (the cells), problem names
+def _readable(fd: int) -> bool:
+    poll = select.poll()
+    poll.register(fd, select.POLLIN)
+    return bool(poll.poll(0))
 
 
 class Job:
@@ -138,7 +107,7 @@ class Job:
             self.pidfd = os.pidfd_open(self.pid)
         except (AttributeError, OSError):
             self.pidfd = None
-        self.tell(b"s")  # adopted (and in its cgroup): the worker may start
+        self.tell(b"s")  # known here (and in its cgroup): the worker may start
 
     def abandon(self) -> None:
         """No worker came (the clean parent failed): what was made for it goes."""
@@ -319,11 +288,15 @@ class Job:
         self.deadline = float("inf")
 
     def exited(self) -> bool:
-        """Whether the worker has ended. It is not reaped yet: while it is a zombie, its pid and process
-        group id cannot be given to another process, so killing that group stays safe."""
+        """Whether the worker has ended. The clean parent reaps it only when asked (`ended` first): while
+        it is a zombie, its pid and process group id cannot be given to another process, so killing
+        that group stays safe."""
+        if self.pidfd is not None:
+            return bool(_readable(self.pidfd))
         try:
-            return os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-        except ChildProcessError:
+            with open(f"/proc/{self.pid}/stat", "rb") as f:
+                return f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+        except (OSError, IndexError):
             return True
 
     def drain(self) -> None:
@@ -343,16 +316,16 @@ class Job:
                 else:
                     self.keep_output(chunk)
 
-    def finish(self, reaper: Reaper | None, workers: set[int]) -> Outcome:
-        """The worker has ended: read what it left in the pipes, clear away what it left running, and
-        say why any problem has no data."""
+    def ended(self) -> None:
+        """The worker has ended, and is not reaped yet: read what it left in the pipes, and kill the
+        stragglers in its process group (which, until the worker is reaped, is still its own)."""
         self.drain()
-        kill_group(self.pid)  # stragglers in the worker's group; the worker itself is a zombie
-        try:
-            status = os.waitpid(self.pid, 0)[1]
-        except ChildProcessError:
-            status = 0
-        cause = describe_status(status)
+        kill_group(self.pid)
+
+    def finish(self, reaper: Reaper | None, workers: set[int], status: int | None) -> Outcome:
+        """The worker is reaped (`status`, None when it could not be had): clear away what it left
+        running, and say why any problem has no data."""
+        cause = describe_status(status if status is not None else 9)
         if self.group is not None and self.group.oom_kills() > self.oom_kills:
             cause = "was killed because it used more memory than the grader allows"
         data, failures = self.outcome.data, self.outcome.failures
@@ -395,11 +368,3 @@ class Job:
             self.outcome.output = text + ("\n[... output truncated ...]" if self.output_dropped else "")
         self.outcome.seconds += time.monotonic() - self.began
         return self.outcome
-
-
-def failed(problems: list[Measure], previous: Outcome | None, reason: str) -> Outcome:
-    """The outcome of a task whose worker could not be started: every problem fails with the reason."""
-    outcome = previous or Outcome()
-    for m in problems:
-        outcome.failures.setdefault(m.name, reason)
-    return outcome

@@ -1,126 +1,31 @@
-"""The grader's side of the sandbox: it starts the clean parent, hands each submission to a worker (job.py),
-and collects what comes back, a few workers at a time.
+"""The grader's side of the sandbox: it hands each submission to a worker (job.py) forked by the clean
+parent (parent.py), and collects what comes back, a few workers at a time.
 
 A hang or a crash inside one Function costs only that problem: the worker is killed (or dies), the
 problem fails with the cause, and a new worker runs the cells again to measure the problems after it.
+The clean parent's replies (a worker's pid, a worker's exit status) come back in the order asked, and
+are read like any worker's pipe, so that the grader never waits for a fork.
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
-import json
 import os
 import selectors
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any
 
-from autograder.sandbox.cgroups import Cgroups, Group
+from autograder.sandbox.cgroups import Cgroups
 from autograder.sandbox.confine import PR_SET_DUMPABLE, Limits, prctl
-from autograder.sandbox.job import CGROUP_SLACK, Job, Measure, Outcome, Task, failed
+from autograder.sandbox.job import Job
+from autograder.sandbox.parent import Server, ServerGone, default_workers
 from autograder.sandbox.processes import Reaper, UserIds, sweep_leftovers
+from autograder.sandbox.slots import Slots
+from autograder.sandbox.tasks import Measure, Outcome, Task, failed
 
-
-def default_workers() -> int:
-    """Two workers per core this process may run on: a submission that waits (a sleep left in a cell,
-    a file to read) then leaves its core to another instead of idling it."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return 2 * max(1, cores)
-
-
-class ServerGone(RuntimeError):
-    pass
-
-
-class Server:
-    """The clean parent (server.py). By default a fresh interpreter, whatever the caller has loaded. A
-    caller that starts it before anything about the class is loaded (the command line does, first
-    thing) may fork it instead (`fork=True`): it then shares the torch this process already imported
-    instead of importing it again."""
-
-    def __init__(self, fork: bool = False):
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.channel, self.asked, self.ready, grader = ours, False, False, os.getpid()
-        if fork:
-            from autograder.sandbox.server import prime
-
-            prime()  # the grader needs it too: shared by the fork
-            self.process: subprocess.Popen | None = None
-            self.pid = os.fork()
-            if self.pid == 0:
-                try:
-                    from autograder.sandbox import server
-
-                    os.environ.pop("AUTOGRADER_EXTRA", None)  # check()'s problems: never here
-                    sys.argv[1:] = []
-                    server.run(theirs.fileno(), grader)
-                finally:
-                    os._exit(0)
-        else:
-            env = {k: v for k, v in os.environ.items() if k != "AUTOGRADER_EXTRA"}  # check()'s problems: never here
-            self.process = subprocess.Popen(
-                [sys.executable, "-P", "-m", "autograder.sandbox", str(theirs.fileno()), str(grader)],
-                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, close_fds=True, cwd="/", env=env)
-            self.pid = self.process.pid
-        theirs.close()
-
-    def _send(self, request: dict, fds: list[int] = ()) -> None:
-        try:
-            socket.send_fds(self.channel, [json.dumps(request).encode()], list(fds))
-        except OSError as error:
-            raise ServerGone(str(error)) from None
-
-    def reply(self) -> dict:
-        """The next reply, in the order of the requests (blocks until it comes)."""
-        try:
-            reply = self.channel.recv(1 << 16)
-        except OSError as error:
-            raise ServerGone(str(error)) from None
-        if not reply:
-            raise ServerGone("the worker parent ended")
-        return json.loads(reply)
-
-    def warm_up(self, preload: list[str], extra_checks: list[str]) -> None:
-        """Asks the clean parent to import and warm up what workers need, without waiting: it does so
-        while the grader reads the class. Once only."""
-        if not self.asked:
-            with contextlib.suppress(ServerGone):  # then `prepare` finds it gone, and a new one is started
-                self._send({"do": "prepare", "preload": list(preload), "extra_checks": sorted(extra_checks)})
-                self.asked = True
-
-    def prepare(self, preload: list[str], extra_checks: list[str]) -> None:
-        """Warmed up, waiting for it when it is not yet."""
-        self.warm_up(preload, extra_checks)
-        if not self.ready:
-            self.reply()
-            self.ready = True
-
-    def request(self, request: dict, fds: list[int]) -> None:
-        """Asks for a worker; its pid comes with a later `reply()` ({"pid": 0} when none could be forked)."""
-        self._send(dict(request, do="spawn"), fds)
-
-    def close(self) -> None:
-        """Ends the clean parent (it ends when its socket closes) and reaps it; idempotent."""
-        self.channel.close()
-        for _ in range(500):
-            try:
-                if os.waitpid(self.pid, os.WNOHANG)[0]:
-                    break
-            except ChildProcessError:
-                break
-            time.sleep(0.01)
-        else:
-            with contextlib.suppress(OSError):
-                os.kill(self.pid, 9)
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(self.pid, 0)
+NO_WORKER = "The grader could not start a worker for this submission."
 
 
 class Pool:
@@ -155,173 +60,183 @@ class Pool:
 
     def run(self, tasks: list[Task], seed: int = 0) -> Iterator[tuple[Any, Outcome]]:
         """Yields (key, Outcome) as each task finishes."""
-        limits = self.limits
         dumpable = prctl(PR_SET_DUMPABLE, 0) == 0  # no worker may read this process's memory through /proc
         sweep_leftovers()
-        cgroups = Cgroups.find() if limits.cgroups else None
+        cgroups = Cgroups.find() if self.limits.cgroups else None
         if cgroups is not None:
             cgroups.sweep()
         with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as f:
             f.write("-500")  # when memory runs out, a worker goes first
         uids = UserIds(self.workers) if os.geteuid() == 0 else None
-        slots = Slots(uids, self.workers, cgroups, limits)
-        reaper = Reaper()
-        pending: list[tuple[Task, list[Measure], Outcome | None]] = [(t, list(t.problems), None) for t in tasks]
-        starting: collections.deque[Job] = collections.deque()  # asked of the clean parent, in order
-        running: dict[int, Job] = {}
-        selector = selectors.DefaultSelector()
-        last_sweep, server_failures = time.monotonic(), 0
-
-        def close(job: Job) -> None:
-            for fd in (job.messages, job.printed, job.pidfd):
-                if fd is not None and fd in selector.get_map():
-                    selector.unregister(fd)
-
-        def lost_server() -> Iterator[tuple[Any, Outcome]]:
-            """The clean parent ended: the workers asked of it are asked again of a new one (twice at
-            most; then their submissions fail)."""
-            nonlocal server_failures
-            server_failures += 1
-            with contextlib.suppress(KeyError, ValueError):
-                selector.unregister(self.server.channel)
-            while starting:
-                job = starting.popleft()
-                job.abandon()
-                slots.give_back(job.slot, job.group)
-                if server_failures > 2:
-                    yield job.task.key, failed(job.problems, job.outcome if job.again else None,
-                                               "The grader could not start a worker for this submission.")
-                else:
-                    pending.insert(0, (job.task, job.problems, job.outcome if job.again else None))
-            try:
-                self._restart()
-            except ServerGone:
-                server_failures += 1
-            selector.register(self.server.channel, selectors.EVENT_READ, (None, "server"))
-
+        batch = _Batch(self, tasks, seed, Slots(uids, self.workers, cgroups, self.limits))
         try:
-            self._server()
-            selector.register(self.server.channel, selectors.EVENT_READ, (None, "server"))
-            while pending or running or starting:
-                while pending and slots.free():
-                    task, problems, previous = pending.pop(0)
-                    slot, group = slots.take()
-                    try:
-                        job = Job(task, problems, limits, seed, slots.uid(slot), group, previous)
-                    except OSError as error:
-                        slots.give_back(slot, group)
-                        yield task.key, failed(problems, previous, "The grader could not start a worker for this "
-                                                                   f"submission ({error.strerror or error}).")
-                        continue
-                    job.slot = slot
-                    starting.append(job)
-                    try:
-                        job.spawn(self.server)
-                    except ServerGone:
-                        yield from lost_server()
-                        break
-                if not running and not starting:
-                    continue
-                now = time.monotonic()
-                wait = min([j.deadline for j in running.values()] + [now + 1.0]) - now
-                if any(j.pidfd is None for j in running.values()):
-                    wait = min(wait, 0.2)  # no pidfd: look for ended workers often
-                for key, _ in selector.select(timeout=max(0.0, wait)):
-                    job, kind = key.data
-                    if kind == "server":
-                        try:
-                            reply = self.server.reply()
-                        except ServerGone:
-                            yield from lost_server()
-                            break
-                        if not starting:
-                            continue
-                        job = starting.popleft()
-                        pid = int(reply.get("pid", 0)) if isinstance(reply, dict) else 0
-                        if pid <= 0:
-                            job.abandon()
-                            slots.give_back(job.slot, job.group)
-                            yield job.task.key, failed(job.problems, job.outcome if job.again else None,
-                                                       "The grader could not start a worker for this submission.")
-                            continue
-                        server_failures = 0
-                        job.started(pid, bool(reply.get("cgroup")))
-                        running[job.pid] = job
-                        selector.register(job.messages, selectors.EVENT_READ, (job, "messages"))
-                        selector.register(job.printed, selectors.EVENT_READ, (job, "output"))
-                        if job.pidfd is not None:
-                            selector.register(job.pidfd, selectors.EVENT_READ, (job, "exit"))
-                    elif kind == "exit":
-                        selector.unregister(key.fd)
-                    elif not job.read(key.fd):
-                        selector.unregister(key.fd)  # end of file; the worker's end is seen through its pid
-                for job in [j for j in running.values() if j.exited()]:
-                    close(job)
-                    del running[job.pid]
-                    outcome = job.finish(reaper, set(running))
-                    slots.give_back(job.slot, job.group)
-                    if job.remaining:  # the worker died measuring a problem: a new one measures the rest
-                        pending.insert(0, (job.task, job.remaining, outcome))
-                    else:
-                        yield job.task.key, outcome
-                now = time.monotonic()
-                for job in list(running.values()):
-                    if now >= job.deadline:
-                        job.expire()
-                if now - last_sweep >= 1.0:
-                    reaper.sweep(set(running))
-                    last_sweep = now
+            yield from batch.run()
         finally:
-            for job in list(running.values()):
-                job.stop("The grader was interrupted.")
-            for job in list(running.values()):
-                close(job)
-                job.finish(reaper, set(running) - {job.pid})
-            for job in starting:
-                job.abandon()  # a worker forked after all ends with the clean parent (its parent-death signal)
-            reaper.sweep(set())
-            reaper.close()
-            slots.close()
+            batch.close()
             if uids:
                 uids.close()
-            selector.close()
             if dumpable:
                 prctl(PR_SET_DUMPABLE, 1)
 
 
-class Slots:
-    """The places a worker can run: at most `workers` at once, each with its own user id (as root) and
-    cgroup (where one can be made), which serve one worker after another."""
+class _Batch:
+    """One run of a pool: the tasks waiting, the workers asked for, running and ending, and the loop that
+    serves them."""
 
-    def __init__(self, uids: UserIds | None, workers: int, cgroups: Cgroups | None, limits: Limits):
-        self.uids, self.cgroups, self.limits = uids, cgroups, limits
-        self.ids = list(range(len(uids.free) if uids else workers))
-        self.groups: dict[int, Group] = {}
+    def __init__(self, pool: Pool, tasks: list[Task], seed: int, slots: Slots):
+        self.pool, self.seed, self.slots = pool, seed, slots
+        self.pending: list[tuple[Task, list[Measure], Outcome | None]] = [(t, list(t.problems), None) for t in tasks]
+        self.asked: collections.deque[tuple[str, Job]] = collections.deque()  # ("spawn" | "reap", job), in order
+        self.running: dict[int, Job] = {}
+        self.reaper = Reaper()
+        self.selector = selectors.DefaultSelector()
+        self.server_failures, self.last_sweep = 0, time.monotonic()
+        self.done: list[tuple[Any, Outcome]] = []
 
-    def free(self) -> bool:
-        return bool(self.ids)
+    def run(self) -> Iterator[tuple[Any, Outcome]]:
+        self.pool._server()
+        self.selector.register(self.pool.server.channel, selectors.EVENT_READ, (None, "server"))
+        while self.pending or self.running or self.asked:
+            self.start()
+            if self.running or self.asked:
+                self.serve()
+            yield from self.done
+            self.done.clear()
 
-    def take(self) -> tuple[int, Group | None]:
-        slot = self.ids.pop(0)
-        if slot not in self.groups and self.cgroups is not None:
-            with contextlib.suppress(OSError):
-                self.groups[slot] = self.cgroups.make(self.limits.memory_bytes + CGROUP_SLACK, self.limits.processes)
-        return slot, self.groups.get(slot)
+    def start(self) -> None:
+        """Asks the clean parent for a worker for each waiting task that has a free slot."""
+        while self.pending and self.slots.free():
+            task, problems, previous = self.pending.pop(0)
+            slot, group = self.slots.take()
+            try:
+                job = Job(task, problems, self.pool.limits, self.seed, self.slots.uid(slot), group, previous)
+            except OSError as error:
+                self.slots.give_back(slot, group)
+                self.done.append((task.key, failed(problems, previous, f"{NO_WORKER[:-1]} ({error.strerror or error}).")))
+                continue
+            job.slot = slot
+            self.asked.append(("spawn", job))
+            try:
+                job.spawn(self.pool.server)
+            except ServerGone:
+                self.lost_server()
+                return
 
-    def uid(self, slot: int) -> int | None:
-        return self.uids.free[slot] if self.uids else None
+    def serve(self) -> None:
+        """Waits for what comes first: a worker's message or output, a worker's end, a reply of the clean
+        parent, or a deadline; and handles it."""
+        now = time.monotonic()
+        wait = min([j.deadline for j in self.running.values()] + [now + 1.0]) - now
+        if any(j.pidfd is None for j in self.running.values()):
+            wait = min(wait, 0.2)  # no pidfd: look for ended workers often
+        for key, _ in self.selector.select(timeout=max(0.0, wait)):
+            job, kind = key.data
+            if kind == "server":
+                try:
+                    reply = self.pool.server.reply()
+                except ServerGone:
+                    self.lost_server()
+                    return
+                self.replied(reply if isinstance(reply, dict) else {})
+            elif kind == "exit":
+                self.selector.unregister(key.fd)
+            elif not job.read(key.fd):
+                self.selector.unregister(key.fd)  # end of file; the worker's end is seen through its pid
+        for job in [j for j in self.running.values() if j.exited()]:
+            self.ended(job)
+        now = time.monotonic()
+        for job in list(self.running.values()):
+            if now >= job.deadline:
+                job.expire()
+        if now - self.last_sweep >= 1.0:
+            self.reaper.sweep(set(self.running))
+            self.last_sweep = now
 
-    def give_back(self, slot: int, group: Group | None) -> None:
-        """The slot is free again; its cgroup too, unless the worker could not leave it empty (`group` is
-        then None, and the slot gets a new one)."""
-        if group is None and slot in self.groups:
-            self.groups.pop(slot).remove()
-        self.ids.append(slot)
+    def replied(self, reply: dict) -> None:
+        if not self.asked:
+            return
+        kind, job = self.asked.popleft()
+        if kind == "reap":
+            self.finished(job, reply.get("status") if isinstance(reply.get("status"), int) else None)
+            return
+        pid = reply.get("pid") if isinstance(reply.get("pid"), int) else 0
+        if pid <= 0:
+            job.abandon()
+            self.slots.give_back(job.slot, job.group)
+            self.done.append((job.task.key, failed(job.problems, job.outcome if job.again else None, NO_WORKER)))
+            return
+        self.server_failures = 0
+        job.started(pid, bool(reply.get("cgroup")))
+        self.running[job.pid] = job
+        self.selector.register(job.messages, selectors.EVENT_READ, (job, "messages"))
+        self.selector.register(job.printed, selectors.EVENT_READ, (job, "output"))
+        if job.pidfd is not None:
+            self.selector.register(job.pidfd, selectors.EVENT_READ, (job, "exit"))
+
+    def unregister(self, job: Job) -> None:
+        for fd in (job.messages, job.printed, job.pidfd):
+            if fd is not None and fd in self.selector.get_map():
+                self.selector.unregister(fd)
+
+    def ended(self, job: Job) -> None:
+        """A worker ended: what it left is read and killed, then the clean parent is asked to reap it."""
+        self.unregister(job)
+        del self.running[job.pid]
+        job.ended()
+        self.asked.append(("reap", job))
+        try:
+            self.pool.server.reap(job.pid)
+        except ServerGone:
+            self.lost_server()
+
+    def finished(self, job: Job, status: int | None) -> None:
+        outcome = job.finish(self.reaper, set(self.running), status)
+        self.slots.give_back(job.slot, job.group)
+        if job.remaining:  # the worker died measuring a problem: a new one measures the rest
+            self.pending.insert(0, (job.task, job.remaining, outcome))
+        else:
+            self.done.append((job.task.key, outcome))
+
+    def lost_server(self) -> None:
+        """The clean parent ended (its workers with it): the workers asked of it are asked again of a new
+        one (twice at most; then their submissions fail), and the ones it had not reaped are finished
+        without their status."""
+        self.server_failures += 1
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(self.pool.server.channel)
+        while self.asked:
+            kind, job = self.asked.popleft()
+            if kind == "reap":
+                self.finished(job, None)
+                continue
+            job.abandon()
+            self.slots.give_back(job.slot, job.group)
+            previous = job.outcome if job.again else None
+            if self.server_failures > 2:
+                self.done.append((job.task.key, failed(job.problems, previous, NO_WORKER)))
+            else:
+                self.pending.insert(0, (job.task, job.problems, previous))
+        try:
+            self.pool._restart()
+        except ServerGone:
+            self.server_failures += 1
+        self.selector.register(self.pool.server.channel, selectors.EVENT_READ, (None, "server"))
 
     def close(self) -> None:
-        for group in self.groups.values():
-            group.remove()
-        self.groups.clear()
+        """At the end, or when the grader is interrupted: nothing of a worker is left running."""
+        for job in list(self.running.values()):
+            job.stop("The grader was interrupted.")
+        for job in list(self.running.values()):
+            self.unregister(job)
+            job.ended()
+            job.finish(self.reaper, set(self.running) - {job.pid}, None)
+        for kind, job in self.asked:
+            if kind == "spawn":
+                job.abandon()  # a worker forked after all ends with the clean parent (its parent-death signal)
+        self.reaper.sweep(set())
+        self.reaper.close()
+        self.slots.close()
+        self.selector.close()
 
 
 def run_all(tasks: list[Task], limits: Limits | None = None, workers: int | None = None, seed: int = 0,

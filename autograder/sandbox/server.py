@@ -2,16 +2,17 @@
 extra file or reference answer, so that a worker forked from it holds nothing about the class.
 
 It imports torch, the measuring code and the lesson's modules, takes the snapshot that workers put back
-after student code ran (probe.Snapshot), freezes its objects out of garbage collection (a fork then
-copies as few pages as it can), and then forks workers on request. A worker is forked through a short-
-lived intermediate process, so that it is re-parented to the grader (a child subreaper): the grader
-waits for it, reaps it and kills whatever it leaves, as if it had forked it itself.
+after student code ran (measure/snapshot.py), freezes its objects out of garbage collection (a fork then
+copies as few pages as it can), and then forks workers on request, one fork each. It puts each worker
+in its slot's cgroup before the worker may start, and reaps a worker only when the grader asks (the
+grader watches it end through a pidfd): until then the worker is a zombie, so its pid and process group
+stay its own while the grader kills what it left. What a worker orphans goes to the grader, a child
+subreaper, which kills it.
 
 Requests come over a Unix socket (SOCK_SEQPACKET), one JSON object each, with the worker's three pipe
-ends passed as file descriptors; replies go back in the same order, and the grader serves its running
-workers while it waits for them. The intermediate first joins the worker slot's cgroup, so the worker
-is born inside it. This process never reads a payload: a submission's cells go from the grader
-straight to its worker, through a file in the worker's own folder.
+ends passed as file descriptors; every request gets one reply, in order, and the grader serves its
+running workers while it waits for them. This process never reads a payload: a submission's cells go
+from the grader straight to its worker, through a file in the worker's own folder.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import os
 import signal
 import socket
 import sys
+import time
 
 from autograder.sandbox.confine import (
     PR_SET_PDEATHSIG,
@@ -68,9 +70,9 @@ def _warm_up(preload: list[str], extra_checks: list[str]) -> None:
         warm_up(set(extra_checks))
 
 
-def _become_worker(request: dict, fds: list[int], snapshot, baseline: int) -> None:
-    """In the forked worker: wait until the grader has adopted it (and put it in its cgroup), read the
-    payload, confine itself, then run the submission. Never returns."""
+def _become_worker(request: dict, fds: list[int], snapshot, baseline: int, parent: int) -> None:
+    """In the forked worker: wait until the grader knows it (and it is in its cgroup), read the payload,
+    confine itself, then run the submission. Never returns."""
     from autograder.sandbox import worker
 
     messages, output, control = fds
@@ -82,8 +84,8 @@ def _become_worker(request: dict, fds: list[int], snapshot, baseline: int) -> No
         payload = worker.read_payload(os.path.join(request["workdir"], PAYLOAD))
         limits = Limits(**request["limits"])
         confine(request["uid"], request["workdir"], limits, baseline, request["cpu"])
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid(), which clears it: die with the grader
-        if os.getppid() != request["grader"]:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid(), which clears it: die with this parent
+        if os.getppid() != parent:
             os._exit(0)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
@@ -99,48 +101,53 @@ def _become_worker(request: dict, fds: list[int], snapshot, baseline: int) -> No
     os._exit(0)
 
 
-def _join(procs: list[str]) -> bool:
-    """Moves this process into the worker slot's cgroup (a file per hierarchy); False if it could not."""
+def _join(pid: int, procs: list[str]) -> bool:
+    """Moves the worker into its slot's cgroup (a file per hierarchy) before it may start; False if it
+    could not."""
     try:
         for path in procs:
             with open(path, "w") as f:
-                f.write(str(os.getpid()))
+                f.write(str(pid))
     except OSError:
         return False
     return bool(procs)
 
 
 def _spawn(request: dict, fds: list[int], snapshot, baseline: int) -> tuple[int, bool]:
-    """Forks a worker through an intermediate that exits at once; returns the worker's pid (0 on failure)
-    and whether it was born in its slot's cgroup (the intermediate joins it first)."""
-    read_end, write_end = os.pipe()
-    middle = os.fork()
-    if middle == 0:
-        try:
-            joined = _join(request.get("cgroup") or [])
-            pid = os.fork()
-            if pid == 0:
-                os.close(read_end)
-                os.close(write_end)
-                _become_worker(request, fds, snapshot, baseline)
-            os.write(write_end, f"{pid} {int(joined)}".encode())
-        finally:
-            os._exit(0)
-    os.close(write_end)
+    """Forks a worker; returns its pid (0 on failure) and whether it is in its slot's cgroup. The worker
+    waits for the grader's word before it does anything, so it is in the cgroup before it runs."""
+    parent = os.getpid()
     try:
-        text = os.read(read_end, 32).split()
-    finally:
-        os.close(read_end)
-        os.waitpid(middle, 0)
-        for fd in fds:
-            os.close(fd)
-    if len(text) != 2 or not text[0].isdigit():
-        return 0, False
-    return int(text[0]), text[1] == b"1"
+        pid = os.fork()
+    except OSError:
+        pid = 0
+    if pid == 0:
+        _become_worker(request, fds, snapshot, baseline, parent)
+    for fd in fds:
+        os.close(fd)
+    return pid, pid > 0 and _join(pid, request.get("cgroup") or [])
+
+
+def _reap(pid: int) -> int:
+    """The exit status of a worker the grader saw end (or killed). A worker stays a zombie until then, so
+    its pid and process group cannot be given to another process while the grader kills what it left."""
+    for _ in range(2000):
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return 0
+        if done:
+            return status
+        time.sleep(0.001)
+    os.kill(pid, signal.SIGKILL)
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        return 0
 
 
 def serve(channel: socket.socket) -> None:
-    snapshot, baseline = None, 0
+    snapshot, baseline, workers = None, 0, set()
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(channel, MAX_REQUEST, 3)
@@ -150,28 +157,32 @@ def serve(channel: socket.socket) -> None:
             return
         request = json.loads(data)
         if request["do"] == "prepare":
-            from autograder.measure import probe as probing
+            from autograder.measure.snapshot import Snapshot
 
             _warm_up(request.get("preload", []), request.get("extra_checks", []))
             if snapshot is None:
-                # The checks' own measurements (a confined worker may not read the package's files) and the
-                # worker's code: in the snapshot, and shared by every fork.
-                from autograder.course import checks  # noqa: F401
+                # The worker's code and, through it, all the measuring code (autograder/measure/, never the
+                # grader's judging code): in the snapshot, and shared by every fork.
                 from autograder.sandbox import worker  # noqa: F401
 
                 readable_paths()
                 seccomp_program()  # compiled once here; a worker only loads it
-                snapshot = probing.Snapshot()  # what workers put back after student code ran
+                snapshot = Snapshot()  # what workers put back after student code ran
                 gc.freeze()  # a worker's garbage collector then leaves these pages alone
                 baseline = baseline_memory()
             channel.send(b'{"ready": true}')
         elif request["do"] == "spawn" and snapshot is not None and len(fds) == 3:
             pid, joined = _spawn(request, fds, snapshot, baseline)
+            if pid > 0:
+                workers.add(pid)
             channel.send(json.dumps({"pid": pid, "cgroup": joined}).encode())
+        elif request["do"] == "reap" and isinstance(request.get("pid"), int) and request["pid"] in workers:
+            workers.discard(request["pid"])
+            channel.send(json.dumps({"status": _reap(request["pid"])}).encode())
         else:
             for fd in fds:
                 os.close(fd)
-            channel.send(b'{"pid": 0, "cgroup": false}')
+            channel.send(b'{"pid": 0, "cgroup": false, "status": 0}')  # every request gets its reply, in order
 
 
 def run(fd: int, grader: int) -> None:

@@ -1,9 +1,8 @@
 """A worker's whole life, in the process forked for one submission from the clean parent (server.py).
 
 It knows only what its payload holds: the submission's cells, the seed, and for each problem what to
-look up, how to call it and the inputs of its cases. It runs the cells, says "loaded", and then does
-what the grader asks, one problem at a time: measure it (random projections), and, when the grader
-(which alone knows the reference's answers) asks, measure a failure in full to explain it.
+look up, how to call it and the inputs of its cases. It runs the cells, says "loaded", then does what
+the grader (alone in knowing the reference) asks, a problem at a time: measure it, or a failure in full.
 """
 
 from __future__ import annotations
@@ -20,8 +19,9 @@ import time
 import traceback
 from typing import Any
 
-from autograder.course.problems import Spec
-from autograder.measure import probe as probing
+from autograder.measure.probe import explain, measure
+from autograder.measure.snapshot import Snapshot, activate
+from autograder.measure.spec import Spec
 from autograder.sandbox.confine import PR_SET_PDEATHSIG, prctl
 from autograder.sandbox.protocol import Commands, send
 
@@ -144,9 +144,9 @@ def _settle_signals() -> None:
         signal.setitimer(timer, 0)
 
 
-def run(messages: int, control: int, payload: dict, snapshot: probing.Snapshot) -> None:
+def run(messages: int, control: int, payload: dict, snapshot: Snapshot) -> None:
     me, exec_, compile_, format_exception = _getpid(), exec, compile, traceback.format_exception
-    restore, activate = snapshot.restore, probing.activate
+    restore, activate_guard = snapshot.restore, activate  # captured before the cells run
     cells: list[str] = payload["cells"]
     seed: int = payload["seed"]
     problems = {p["name"]: (Spec.from_dict(p), p["cases"]) for p in payload["problems"]}
@@ -175,7 +175,7 @@ def run(messages: int, control: int, payload: dict, snapshot: probing.Snapshot) 
             del error
     restore()
     clear_interpreter_hooks()
-    activate(snapshot)
+    activate_guard(snapshot)
     send(messages, {"event": "loaded"})
     commands = Commands(control)
     first = commands.next()  # the grader clears away whatever the cells left running, then asks
@@ -198,10 +198,10 @@ def run(messages: int, control: int, payload: dict, snapshot: probing.Snapshot) 
                 def report(part: dict, name: str = name) -> None:  # send() needs nothing put back
                     send(messages, {"event": "part", "problem": name, "data": part})
 
-                measured[name] = data = probing.measure(spec, namespace, cases, seed, report)
+                measured[name] = data = measure(spec, namespace, cases, seed, report)
                 event = "measured"
             else:
-                data = probing.explain(spec, namespace, cases, seed, measured.get(name, {}), command.get("plan"))
+                data = explain(spec, namespace, cases, seed, measured.get(name, {}), command.get("plan"))
                 event = "explained"
             if _getpid() != me:  # the Function forked, and its copy came back here
                 _exit(0)

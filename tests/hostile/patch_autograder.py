@@ -6,12 +6,15 @@ import torch
 from torch.autograd import Function
 
 import autograder.judge.verdicts
+import autograder.measure.captured
+import autograder.measure.explain
 import autograder.measure.probe
 import autograder.sandbox
+import autograder.sandbox.worker
 
 
 def reference_like(problem, namespace, encoded_cases, seed=0):
-    from autograder.judge.verdicts import reference_data
+    from autograder.judge.reference import reference_data
 
     ref = reference_data(problem, seed)
     return {"defined": True, "kind": "Function", "also": {n: "Function" for n in problem.also_functions},
@@ -34,14 +37,15 @@ def forged_dumps(message, *args, **kwargs):
 def cheat():
     p = autograder.measure.probe
     autograder.judge.verdicts.judge = all_passed
-    p.probe = reference_like
     p.__dict__["_cheat"] = reference_like
-    reference_like_code = (lambda problem, namespace, encoded_cases, seed=0: _cheat(problem, namespace,  # noqa: F821
-                                                                                  encoded_cases, seed)).__code__
-    p.probe.__code__ = reference_like_code
-    p.measure_case = lambda problem, obj, encoded, seed, recorded: autograder.judge.verdicts.reference_data(problem)["cases"][0]
-    p.analytical_jacobian = lambda out, tensors: [[[0.0]]]
-    p._T.grad = lambda *args, **kwargs: (None,) * 4
+    reference_like_code = (lambda problem, namespace, encoded_cases, seed=0, report=None: _cheat(  # noqa: F821
+        problem, namespace, encoded_cases, seed)).__code__
+    p.measure.__code__ = reference_like_code
+    p.measure = reference_like
+    autograder.sandbox.worker.measure = reference_like
+    p.forward_case = lambda problem, obj, encoded: reference_like(problem, {}, [])["cases"][0]
+    autograder.measure.explain.analytical_jacobian = lambda out, tensors: [[[0.0]]]
+    autograder.measure.captured.T.grad = lambda *args, **kwargs: (None,) * 4
     autograder.sandbox._probe = reference_like
     autograder.sandbox._dumps = forged_dumps
     autograder.sandbox.json = type("J", (), {"dumps": staticmethod(forged_dumps)})

@@ -1,0 +1,77 @@
+"""Judging lesson 7's APIs: forward mode (the jvp staticmethod), torch.func.vmap and torch.func.grad, and
+torch.library.opcheck's own report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import torch
+
+from autograder.judge.causes import error_cause
+from autograder.judge.diagnose import explain
+from autograder.judge.findings import Finding, fail, jacobian_panels
+from autograder.judge.reference import encoded_once
+from autograder.judge.untrusted import float64, matrices
+from autograder.measure.encoding import differentiable
+
+if TYPE_CHECKING:
+    from autograder.judge.judging import Judging
+
+
+def judge_extra(check: str) -> Callable[[Judging], Finding | None]:
+    def judge(view: Judging) -> Finding | None:
+        results = (view.data.get("extra") or {}).get(check)
+        if not results:
+            return fail(f"No {check} result came back for {view.lookup}.")
+        for case, result in zip(view.cases, results):
+            if "error" in result:
+                text, details = error_cause(result["error"], view, case)
+                return fail(case.where + text, details)
+            said = _explain_extra(view, check, result, case)
+            if said:
+                return fail(case.where + said[0], said[1], said[2])
+        return None
+
+    return judge
+
+
+def _explain_extra(view: Judging, check: str, result: dict, case):
+    problem = view.problem
+    encoded = encoded_once(problem, view.seed)[case.index]
+    tensors = [(n, a) for n, a in zip(case.names, encoded) if differentiable(a)]
+    if check == "forward mode":
+        sizes = [len(a["values"]) for _, a in tensors]
+        mine, right = matrices(result["jacobian"], sizes, case.rows), matrices(case.ref["jacobian"], sizes, case.rows)
+        for (name, a), m, r in zip(tensors, mine, right):
+            said = explain(m, r, tuple(a["shape"]), name, f"The Jacobian from forward mode (jvp) with respect to {name}")
+            if said:
+                return said, "", [jacobian_panels(f"Jacobian with respect to {name}", name, "the output", m, r,
+                                                  ("yours (jvp)", "right"))]
+        return None
+    if check == "vmap":
+        (name, a), = tensors
+        x = float64(a["values"]).reshape(a["shape"])
+        batch = torch.stack([x, 2 * x, -x])
+        want = torch.stack([problem.reference(t) for t in batch])
+        got = result["batched"]
+        if got["shape"] != list(want.shape):
+            said = (f"vmap over a batch of 3 gave shape {got['shape']} instead of {list(want.shape)}: the vmap rule "
+                    f"must put the batch dimension first.")
+            return said, "", []
+        said = explain(float64([got["values"]]), want.reshape(1, -1), tuple(want.shape), "the batch",
+                       "The output under torch.func.vmap")
+        if said:
+            return said, "", []
+        xg = x.clone().requires_grad_()
+        (want_grad,) = torch.autograd.grad(problem.reference(xg).sum(), xg)
+        said = explain(float64([result["grad"]["values"]]), want_grad.reshape(1, -1), tuple(want_grad.shape), name,
+                       "The gradient from torch.func.grad")
+        return (said, "", []) if said else None
+    report = {str(k): str(v) for k, v in result["report"].items()}
+    failed = {k: v for k, v in report.items() if v != "SUCCESS"}
+    if failed:
+        first = next(iter(failed))
+        return (f"torch.library.opcheck's {first} fails: {failed[first].splitlines()[0][:300]}",
+                "\n\n".join(f"{k}: {v}" for k, v in report.items()), [])
+    return None

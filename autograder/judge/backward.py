@@ -1,0 +1,129 @@
+"""Judging backward: what it returns (one value per input of forward), its gradients against the
+reference's, when only some inputs need a gradient (ctx.needs_input_grad), and that it leaves
+grad_output as it was."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from autograder.judge.causes import error_cause, gradient_cause
+from autograder.judge.findings import Finding, fail, graph_figures, jacobian_panels, note, shaped_panels
+from autograder.judge.reference import reference_vjps
+from autograder.judge.untrusted import lists, matrices
+from autograder.measure import projections
+from autograder.measure.encoding import differentiable
+from autograder.measure.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
+
+if TYPE_CHECKING:
+    from autograder.judge.judging import Judging
+
+
+def judge_backward_returns(view: Judging) -> Finding | None:
+    said = None
+    for case in view.cases:
+        returned = case.measured.get("backward_returns")
+        if not isinstance(returned, list):
+            continue
+        encoded, names = case.encoded, case.names
+        extra = returned[len(encoded):]  # autograd accepts trailing Nones, e.g. for an omitted bias
+        if len(returned) < len(encoded) or any(v.get("kind") != "None" for v in extra):
+            return fail(case.where + f"backward returned {len(returned)} value(s) for the {len(encoded)} input(s) "
+                                     f"of forward ({', '.join(names[:len(encoded)])}).")
+        for k, (value, arg) in enumerate(zip(returned, encoded)):
+            label = names[k]
+            if isinstance(arg, dict) and not differentiable(arg):
+                continue  # a tensor of integers, booleans...: autograd ignores what backward returns for it
+            if not isinstance(arg, dict) and value.get("kind") != "None":
+                return fail(case.where + f"backward returned a {value.get('kind')} for {label}, which is not a "
+                                         f"tensor: return None for it.")
+            if isinstance(arg, dict) and value.get("kind") == "Tensor" and value.get("shape") != arg["shape"]:
+                said = said or note(f"{case.where}the gradient for {label} has shape {value.get('shape')} where "
+                                    f"{label} has shape {arg['shape']}; autograd sums it down to {label}'s shape, "
+                                    f"so the result is the same.")
+            elif isinstance(arg, dict) and value.get("kind") not in ("Tensor", "None"):
+                return fail(case.where + f"backward returned a {value.get('kind')} for {label}; return a tensor "
+                                         f"shaped like it.")
+    return said
+
+
+def judge_gradient(view: Judging) -> Finding | None:
+    said = None
+    for case in view.cases:
+        out, ref = case.measured["output"], case.ref["output"]
+        if len(out["values"]) != len(ref["values"]):
+            return fail(case.where + f"forward's output has {len(out['values'])} entries where the right one has "
+                                     f"{len(ref['values'])}, so its gradients cannot be the reference's.")
+        vjps = case.vjps()
+        ref_vjps = reference_vjps(view.problem, view.seed, case.index)
+        if all(projections.all_close(a, b) for a, b in zip(vjps, ref_vjps)):
+            continue
+        if all(projections.all_close(a, b, GRADCHECK_RTOL, GRADCHECK_ATOL) for a, b in zip(vjps, ref_vjps)):
+            said = said or note("backward's gradients agree with the right ones to about 7 digits only: part of "
+                                "backward ran in float32. That is within gradcheck's tolerance.")
+            continue
+        jacobians = None
+        if "jacobian" in case.measured:
+            jacobians = (matrices(case.measured["jacobian"], case.sizes, case.rows),
+                         matrices(case.ref["jacobian"], case.sizes, case.rows))
+        text, k = gradient_cause(view, case, vjps[0], ref_vjps[0], vjps[1], ref_vjps[1], jacobians)
+        name = case.tensor_names[k]
+        figures = [shaped_panels(f"grad_{name} for a random {view.grad_output}: yours, the right one and the "
+                                 f"difference", case.shapes[k], name,
+                                 [(f"your grad_{name}", vjps[0][k]), (f"right grad_{name}", ref_vjps[0][k])],
+                                 f"the gradient with respect to {name}")]
+        if jacobians is not None and not view.problem.elementwise:
+            jac, ref_jac = jacobians
+            if jac[k].numel() <= 2500:
+                figures.append(jacobian_panels(f"The whole Jacobian with respect to {name}: yours (from backward), "
+                                               f"the right one and the difference", name, "the output",
+                                               jac[k], ref_jac[k], ("yours", "right")))
+        return fail(case.where + text, figures=figures + graph_figures(view))
+    return said
+
+
+def judge_needs_input_grad(view: Judging) -> Finding | None:
+    for case in view.cases:
+        ref_vjp = reference_vjps(view.problem, view.seed, case.index)[0]
+        for sub in case.measured.get("subsets") or []:
+            requires = [bool(r) for r in sub.get("requires", [])]
+            if len(requires) != len(case.tensor_names):
+                raise ValueError("malformed subset")
+            needing = [n for n, r in zip(case.tensor_names, requires) if r]
+            others = [n for n, r in zip(case.tensor_names, requires) if not r]
+            setting = (f"with {' and '.join(others)} not needing a gradient (requires_grad=False, as for data) and "
+                       f"{' and '.join(needing)} needing one")
+            where = case.where.rstrip(": ") + ", " + setting + ": "
+            if "error" in sub:
+                text, details = error_cause(sub["error"], view, case)
+                return fail(where + text, details)
+            if sub.get("no_grad_fn"):
+                return fail(where + f"the output has no grad_fn, although {needing[0]} requires a gradient.")
+            wanted = [v for v, r in zip(ref_vjp, requires) if r]
+            got = lists(sub.get("vjp"), [len(v) for v in wanted])
+            for name, mine, right in zip(needing, got, wanted):
+                if projections.all_close(mine, right, GRADCHECK_RTOL, GRADCHECK_ATOL):
+                    continue
+                position = case.names.index(name)
+                returned = sub.get("returns") or []
+                needs = sub.get("needs")
+                flags = f"ctx.needs_input_grad is {tuple(bool(n) for n in needs)}, and " if isinstance(needs, list) else ""
+                if position < len(returned) and returned[position].get("kind") == "None":
+                    return fail(where + f"{flags}backward returned None for {name}, which needs a gradient: read "
+                                        f"ctx.needs_input_grad[{position}] for {name} (its flags follow forward's "
+                                        f"arguments, in order), and compute every gradient whose flag is True.")
+                said = f" ({flags.removesuffix(', and ')})" if flags else ""
+                return fail(where + f"backward's gradient for {name} is wrong, although it is right when every "
+                                    f"input needs a gradient: the gradient of {name} must not depend on which other "
+                                    f"inputs need one{said}.")
+    return None
+
+
+def judge_grad_output_unchanged(view: Judging) -> Finding | None:
+    g = view.grad_output
+    for case in view.cases:
+        if case.measured.get("grad_output_changed"):
+            return fail(case.where + f"backward changed {g} in place (such as {g}[...] = 0). {g} belongs to "
+                                     f"autograd: it can be shared with other nodes of the graph or be the caller's "
+                                     f"own tensor, which then comes back changed. Work on a copy: "
+                                     f"grad_input = {g}.clone(), then change grad_input.")
+    return None

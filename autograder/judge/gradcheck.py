@@ -1,0 +1,109 @@
+"""Judging gradcheck: the analytical Jacobian (backward) against finite differences of the learner's own
+forward, as torch.autograd.gradcheck compares them, for every output of the Function."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from autograder.judge.causes import error_cause
+from autograder.judge.diagnose import explain
+from autograder.judge.findings import Finding, fail, shaped_panels, torch_words
+from autograder.judge.untrusted import float64, lists, matrices
+from autograder.measure import projections
+from autograder.measure.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
+
+if TYPE_CHECKING:
+    from autograder.judge.judging import Judging
+
+
+def judge_gradcheck(view: Judging) -> Finding | None:
+    said_by_torch = view.says.get("gradcheck")
+    says = torch_words("gradcheck", said_by_torch) if said_by_torch and said_by_torch != "passed" else ""
+    for case in view.cases:
+        if "fd" not in case.measured:
+            text, details = error_cause(case.measured.get("numerical_error") or {}, view, case)
+            return fail(case.where + text, details)
+        vjps = case.vjps()
+        (fd,) = lists([case.measured["fd"]], [case.rows])
+        if not all(math.isfinite(x) for x in fd):
+            return fail(case.where + "finite differences of your forward are inf or NaN here, because forward's "
+                                     "output is (see forward): gradcheck cannot compare anything with them.")
+        d = case.directions
+        said, figures = None, []
+        if "jacobian" in case.measured and "numerical" in case.measured:
+            jac = matrices(case.measured["jacobian"], case.sizes, case.rows)
+            numeric = matrices(case.measured["numerical"], case.sizes, case.rows)
+            v = float64(d.v)
+            for k, name in enumerate(case.tensor_names):
+                said = explain(jac[k], numeric[k], case.shapes[k], name,
+                               f"The gradient with respect to {name} from backward",
+                               rtol=projections.gradcheck_tolerance()[0], atol=projections.gradcheck_tolerance()[1])
+                if said:
+                    said = said.replace("the right one", "finite differences of your forward")
+                    figures = [shaped_panels(f"grad_{name} for a random {view.grad_output}: from your backward, by "
+                                             f"finite differences of your forward, and the difference", case.shapes[k],
+                                             name, [("from backward", (v @ jac[k]).tolist()),
+                                                    ("finite differences", (v @ numeric[k]).tolist())],
+                                             f"the gradient with respect to {name}")]
+                    break
+        if said and "gradient" in view.failed and not _float32_forward(case) and _forward_right(case):
+            said = ("backward does not compute the derivative of forward: finite differences of your forward "
+                    "disagree with it, as the reference does (the cause is told under gradient).")
+        if not said:
+            for analytical, numerical in projections.gradcheck_pairs(vjps, fd, d):
+                if not projections.close(analytical, numerical, *projections.gradcheck_tolerance()):
+                    said = (f"Along a random direction u, backward gives vᵀJu = {analytical:.6g} but finite "
+                            f"differences of forward give {numerical:.6g}: backward does not compute the derivative "
+                            f"of forward.")
+                    break
+        if said:
+            if _float32_forward(case):
+                said += (" Your forward computes in float32 (see forward), and finite differences of a float32 "
+                         "function are too rough: compute in float64.")
+            return fail(case.where + said, says, figures)
+        found = _judge_extra_outputs(view, case)
+        if found:
+            return found
+    return None
+
+
+def _forward_right(case) -> bool:
+    return projections.all_close(case.measured["output"]["values"], case.ref["output"]["values"])
+
+
+def _float32_forward(case) -> bool:
+    mine, right = case.measured["output"]["values"], case.ref["output"]["values"]
+    return not projections.all_close(mine, right) and projections.all_close(mine, right, GRADCHECK_RTOL, GRADCHECK_ATOL)
+
+
+def _judge_extra_outputs(view: Judging, case) -> Finding | None:
+    """The outputs after the first of the Function the graded callable wraps: backward must add their
+    gradients too (gradcheck tests every output)."""
+    params = view.learner("outputs_backward", [])
+    for entry in case.measured.get("extra_outputs") or []:
+        j = int(entry.get("output", 0))
+        param = params[j] if j < len(params) else f"the gradient of output {j}"
+        if "error" in entry:
+            text, details = error_cause(entry["error"], view, case)
+            return fail(case.where + f"with a gradient on output {j} of {view.problem.all_outputs}: " + text, details)
+        size = len(entry.get("fd") or [])
+        d = projections.directions(view.seed, 1000 * (case.index + 1) + j, size, tuple(case.sizes))
+        (vjp,) = [lists(entry.get("vjp"), case.sizes)]
+        (fd,) = lists([entry.get("fd")], [size])
+        analytical = sum(projections.dot(g, u) for g, u in zip(vjp, d.u))
+        numerical = projections.dot(d.v, fd)
+        if not projections.close(analytical, numerical, *projections.gradcheck_tolerance()):
+            arriving = f"{param} (the gradient arriving at output {j} of {view.problem.all_outputs}.forward)"
+            if all(x == 0 for g in vjp for x in g):
+                how = f"backward ignores {arriving}"
+            elif projections.close(analytical, -numerical, *projections.gradcheck_tolerance()):
+                how = f"backward adds the term of {arriving} with the wrong sign"
+            else:
+                how = f"backward's term of {arriving} is wrong"
+            return fail(case.where + f"{how}: gradcheck tests every output, and with a gradient on output {j} only, "
+                                     f"backward gives vᵀJu = {analytical:.6g} where finite differences of forward "
+                                     f"give {numerical:.6g}. The gradient backward returns must include {param} "
+                                     f"times the derivative of output {j}: zero in a first backward, that term "
+                                     f"carries the second derivatives.")
+    return None

@@ -1,0 +1,182 @@
+"""What the checks judge from: `Judging`, one submission's problem with its learner's names, the
+reference and one `CaseView` per case; and `Judging.blocked`, what stops a case from being judged (forward
+raised, returned no tensor, backward raised...), told once under the check it belongs to."""
+
+from __future__ import annotations
+
+import keyword
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import torch
+
+from autograder.course.problems import FixedTensor, Problem, TensorSpec
+from autograder.judge.causes import error_cause
+from autograder.judge.reference import encoded_once, input_names
+from autograder.judge.untrusted import float64, lists
+from autograder.measure import projections
+from autograder.measure.encoding import differentiable, positional, tensor_sizes
+
+
+def _identifier(name: Any) -> bool:
+    return isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name) and len(name) <= 40
+
+
+@dataclass
+class CaseView:
+    """One case: the inputs, what was measured, the reference's answers, and whether it can be judged."""
+
+    index: int
+    where: str
+    encoded: list[Any]
+    measured: dict
+    ref: dict
+    names: list[str]  # of every argument, in the learner's words
+    tensor_names: list[str]
+    seed: int
+    kwargs: dict = field(default_factory=dict)  # the case's keyword arguments
+
+    @property
+    def sizes(self) -> list[int]:
+        return tensor_sizes(self.encoded)
+
+    @property
+    def shapes(self) -> list[tuple[int, ...]]:
+        return [tuple(a["shape"]) for a in self.encoded if differentiable(a)]
+
+    @property
+    def rows(self) -> int:
+        return len(self.ref["output"]["values"])
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        return tuple(self.ref["output"]["shape"])
+
+    @cached_property
+    def directions(self) -> projections.Directions:
+        return projections.directions(self.seed, self.index, self.rows, tuple(self.sizes))
+
+    @property
+    def inputs(self) -> list[torch.Tensor]:
+        """The tensor inputs, as the reference saw them."""
+        return [float64(a["values"]).reshape(a["shape"]) for a in self.encoded if differentiable(a)]
+
+    def vjps(self) -> list[list[list[float]]]:
+        return [lists(self.measured[key], self.sizes) for key in ("vjp", "vjp2")]
+
+
+@dataclass
+class Blocked:
+    """A case a check cannot judge: the cause, told in full under the check it belongs to."""
+
+    owner: str
+    message: str
+    details: str = ""
+    short: str = ""  # for the other checks: "backward raises TypeError"
+
+
+class Judging:
+    """Everything a check's judgement reads, for one problem of one submission."""
+
+    def __init__(self, problem: Problem, data: dict, reference: dict, seed: int):
+        self.problem, self.data, self.reference, self.seed = problem, data, reference, seed
+        self.names = self._learner_names()
+        self.says = data.get("torch_says", {}) if isinstance(data.get("torch_says"), dict) else {}
+        self.cases = [self._case(i, c, r) for i, (c, r) in enumerate(zip(data.get("cases", []), reference["cases"]))]
+        self.failed: dict[str, Any] = {}  # the checks that failed so far, in report order
+
+    @property
+    def lookup(self) -> str:
+        return self.problem.lookup
+
+    def _learner_names(self) -> list[str]:
+        """The names of forward's parameters as the learner wrote them (ctx left out), where they fit the
+        arguments; otherwise the reference's."""
+        fallback = input_names(self.problem)
+        names = (self.data.get("names") or {}).get("forward") if isinstance(self.data.get("names"), dict) else None
+        count = max(len(c.args) for c in self.problem.cases)
+        if isinstance(names, list) and len(names) >= count and all(_identifier(n) for n in names[:count]):
+            return list(names[:count])
+        return fallback
+
+    def learner(self, key: str, default: list[str]) -> list[str]:
+        """Other names the learner chose: "backward" (backward's gradient parameters), "outputs_backward"
+        (those of the Function whose every output is graded)."""
+        names = (self.data.get("names") or {}).get(key) if isinstance(self.data.get("names"), dict) else None
+        if isinstance(names, list) and names and all(_identifier(n) for n in names):
+            return list(names)
+        return default
+
+    @property
+    def grad_output(self) -> str:
+        return self.learner("backward", ["grad_output"])[0]
+
+    def _case(self, i: int, measured: Any, ref: dict) -> CaseView:
+        if not isinstance(measured, dict):
+            raise TypeError("malformed case")
+        encoded = positional(encoded_once(self.problem, self.seed)[i])  # keyword arguments: self.problem.kwargs
+        names = list(self.names) + [f"argument {k + 1}" for k in range(len(self.names), len(encoded))]
+        tensor_names = [n for n, a in zip(names, encoded) if differentiable(a)]
+        return CaseView(i, self.describe(i, names) + ": ", encoded, measured, ref, names, tensor_names, self.seed,
+                        self.problem.kwargs(i))
+
+    def describe(self, i: int, names: list[str]) -> str:
+        """The case in the learner's words: "With input (3, 8) and n = 2"."""
+        spec = self.problem.cases[i].args
+        parts = []
+        for name, arg in zip(names, spec):
+            if isinstance(arg, (TensorSpec, FixedTensor)):
+                shape = arg.shape if isinstance(arg, TensorSpec) else (arg.shape or (len(arg.values),))
+                values = f" = {list(arg.values)}" if isinstance(arg, FixedTensor) else ""
+                dtype = f" of {arg.dtype}" if isinstance(arg, TensorSpec) and not arg.differentiable else ""
+                parts.append(f"{name} of shape {tuple(shape)}{dtype}{values}")
+            else:
+                parts.append(f"{name} = {arg!r}")
+        parts += [f"{name} = {value!r}" for name, value in self.problem.cases[i].kwargs]
+        omitted = self._omitted(len(spec))
+        text = "With " + (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0])
+        return text + (f" ({', '.join(omitted)} left out)" if omitted else "")
+
+    def _omitted(self, given: int) -> list[str]:
+        defaults = (self.data.get("names") or {}).get("optional") if isinstance(self.data.get("names"), dict) else None
+        names = self.names
+        if isinstance(defaults, list):
+            return [n for n in names[given:] if n in defaults]
+        return []
+
+    # -- what stops a case from being judged -------------------------------------------------------------
+
+    def blocked(self, case: CaseView, part: str) -> Blocked | None:
+        """Why this case cannot be judged by a check of `part` ("forward", "backward", "second"), or None."""
+        m, name = case.measured, self.lookup
+        if "error" in m:
+            said, details = error_cause(m["error"], self, case)
+            return Blocked("forward", case.where + said, details, f"forward raises {m['error'].get('type')}")
+        out = m.get("output", {})
+        if out.get("type") != "Tensor":
+            hint = ""
+            if self.problem.kind == "callable" and self.problem.all_outputs:
+                hint = f" (call {self.problem.all_outputs}.apply(x)[0]: the wrapper returns only the first output)"
+            return Blocked("forward", case.where + f"{name} returned a {out.get('type')}, not a Tensor{hint}.",
+                           short=f"{name} returns a {out.get('type')}, not a Tensor")
+        if part == "forward":
+            return None
+        if "backward_error" in m:
+            said, details = error_cause(m["backward_error"], self, case)
+            owner = "backward returns" if _validation_error(m["backward_error"]) else "gradient"
+            where = m["backward_error"].get("where", "backward")
+            return Blocked(owner, case.where + said, details, f"{where} raises {m['backward_error'].get('type')}")
+        if not out.get("has_grad_fn"):
+            return Blocked("gradient", case.where + f"{name}'s output has no grad_fn, so no gradient can flow "
+                                                    f"back through it (forward computed it outside autograd's "
+                                                    f"view, or returned a tensor made with .detach() or "
+                                                    f"torch.no_grad()).", short="the output has no grad_fn")
+        return None
+
+
+def _validation_error(error: dict) -> bool:
+    """Autograd refused what backward returned (a count, a gradient for a non-tensor, a shape)."""
+    message = str(error.get("message", ""))
+    return any(p in message for p in ("incorrect number of gradients", "different than None at position",
+                                      "invalid gradient at index"))

@@ -1,0 +1,81 @@
+"""The reference's side of every comparison, measured here in the trusted process and never sent to a
+worker: each case's inputs (seeded), the reference's outputs, whole Jacobians and graph, and its
+vector-Jacobian products along the directions a student's case is projected on."""
+
+from __future__ import annotations
+
+import inspect
+from functools import cache
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+
+from autograder.judge.untrusted import float64, matrices
+from autograder.measure import projections
+from autograder.measure.calls import call
+from autograder.measure.encoding import as_plain, decode_args, encode_args, inputs_of, plain, tensor_sizes
+from autograder.measure.explain import analytical_jacobian, backward_graph
+from autograder.measure.probe import learner_names
+
+if TYPE_CHECKING:
+    from autograder.course.problems import Problem
+
+
+def input_names(problem: Problem) -> list[str]:
+    try:
+        return list(inspect.signature(problem.reference).parameters)
+    except (TypeError, ValueError):
+        count = max(len(c.args) for c in problem.cases)
+        return ["x"] if count == 1 else [f"input{i + 1}" for i in range(count)]
+
+
+def encoded_cases(problem: Problem, seed: int = 0) -> list[list[Any]]:
+    return [encode_args(problem.inputs(i, seed), problem.kwargs(i)) for i in range(len(problem.cases))]
+
+
+@cache
+def encoded_once(problem: Problem, seed: int) -> list[list[Any]]:
+    """encoded_cases, once: the judge only reads them."""
+    return encoded_cases(problem, seed)
+
+
+def reference_case(problem, obj, encoded: list[Any]) -> dict:
+    """What the judge needs of the reference: its output and its whole Jacobian."""
+    args = decode_args(encoded)
+    out = as_plain(call(problem, obj, args))
+    return {"output": {"type": "Tensor", **plain(out), "has_grad_fn": out.grad_fn is not None},
+            "jacobian": analytical_jacobian(out, inputs_of(args))}
+
+
+@cache
+def reference_data(problem: Problem, seed: int = 0) -> dict:
+    """The reference's outputs and whole Jacobians, with PyTorch's own autograd, and its graph: the graph
+    of the problem's `solution` (a Function written as the exercise asks) where there is one."""
+    obj = SimpleNamespace(apply=problem.reference) if problem.kind == "function" else problem.reference
+    cases = encoded_once(problem, seed)
+    graph, names = None, input_names(problem)
+    if problem.solution is not None:
+        names = learner_names(problem, problem.solution, {}).get("forward") or names
+        graph = backward_graph(problem, problem.solution, cases[0], names)
+    if graph is None:
+        names = input_names(problem)
+        graph = backward_graph(problem, obj, cases[0], names)
+    return {"cases": [reference_case(problem, obj, c) for c in cases], "graph": graph, "names": names}
+
+
+@cache
+def reference_vjps(problem: Problem, seed: int, index: int) -> list[list[list[float]]]:
+    """vᵀJ and v2ᵀJ of the reference, along the vectors a student's case of the same output size is
+    projected on (shared: not to be changed)."""
+    ref, sizes = reference_data(problem, seed)["cases"][index], tensor_sizes(encoded_once(problem, seed)[index])
+    rows = len(ref["output"]["values"])
+    d = projections.directions(seed, index, rows, tuple(sizes))
+    jacobian = matrices(ref["jacobian"], sizes, rows)
+    return [[(float64(v) @ jac).tolist() for jac in jacobian] for v in (d.v, d.v2)]
+
+
+@cache
+def expectations(problem: Problem, seed: int = 0) -> list[dict]:
+    """Per case, the reference's vector-Jacobian products, which plan.explain_plan compares a student's
+    with to decide what to measure in full."""
+    return [{"vjps": reference_vjps(problem, seed, i)} for i in range(len(problem.cases))]
+

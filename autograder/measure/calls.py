@@ -1,0 +1,102 @@
+"""Calling the learner's code, and its exceptions as plain data.
+
+Every call into the submission goes through `call`, `grad` or `apply`, which put back whatever the call
+patched in the grader (snapshot.guard) before anything else is measured; an exception the learner's
+code raised becomes `error_data`: its type, message and the learner's own frames only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import traceback
+from typing import Any
+
+import torch
+
+from autograder.measure.captured import T
+from autograder.measure.encoding import as_plain, is_tensor
+from autograder.measure.snapshot import guard
+
+MAX_TEXT = 2000
+
+
+def call(problem, obj, args: list[Any]) -> Any:
+    """Calls the submission through torch's own Function.apply (a class cannot swap it for something
+    else), then puts back whatever the call patched in the grader."""
+    try:
+        kwargs = getattr(args, "kwargs", None) or {}
+        if problem.kind == "function" and T.isinstance(obj, type) and T.issubclass(obj, T.Function):
+            return T.apply(obj, *args, **kwargs)
+        return problem.call(obj, list(args), kwargs)
+    finally:
+        guard()
+
+
+def grad(outputs, inputs, grad_outputs, **kwargs):
+    """torch.autograd.grad on plain views (no subclass can intercept the call); the submission's backward
+    runs inside it, so whatever it patched is put back afterwards."""
+    try:
+        outputs = as_plain(outputs) if is_tensor(outputs) else outputs
+        return T.grad(outputs, inputs, grad_outputs, **kwargs)
+    finally:
+        guard()
+
+
+def apply(function, args: list[Any]) -> Any:
+    """A Function of the submission other than the graded one, applied as `call` applies that one."""
+    try:
+        return T.apply(function, *args)
+    finally:
+        guard()
+
+
+def _excluded_prefixes() -> tuple[str, ...]:
+    """Where code that is not the learner's lives: torch, this package, Python's own library and the
+    installed packages. A traceback shows only the frames outside them."""
+    import os
+    import sysconfig
+
+    paths = {os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(__file__))}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        with contextlib.suppress(KeyError):
+            paths.add(sysconfig.get_paths()[key])
+    return tuple(sorted(p.rstrip("/") + "/" for p in paths if p)) + ("<frozen ",)
+
+
+_EXCLUDED = _excluded_prefixes()
+
+
+def _shown_file(filename: str) -> str:
+    """A frame's file as the learner knows it: a notebook cell rather than IPython's temporary file."""
+    if "/ipykernel_" in filename or filename.startswith("<ipython-input"):
+        return "<your notebook>"
+    return filename
+
+
+def student_frames(tb) -> list[dict]:
+    """The frames of a traceback that run the learner's code, innermost last, as plain data."""
+    frames = []
+    for frame in traceback.extract_tb(tb):
+        if frame.filename.startswith(_EXCLUDED):
+            continue
+        frames.append({"file": _shown_file(frame.filename), "line": frame.lineno or 0, "name": frame.name,
+                       "code": (frame.line or "").strip()[:200]})
+    return frames[-8:]
+
+
+def error_data(error: BaseException, where: str) -> dict:
+    """An exception of student code as plain data: its type, message and the learner's own frames (a
+    traceback without torch's or the grader's frames and paths; empty when no frame is the learner's)."""
+    frames = student_frames(error.__traceback__)
+    message = str(error)[:MAX_TEXT]
+    text = ""
+    if frames:
+        lines = ["Traceback (your code only, most recent call last):"]
+        for f in frames:
+            lines.append(f'  File "{f["file"]}", line {f["line"]}, in {f["name"]}')
+            if f["code"]:
+                lines.append(f"    {f['code']}")
+        lines.append(f"{T.type(error).__name__}: {message}")
+        text = "\n".join(lines)[-MAX_TEXT:]
+    return {"type": T.type(error).__name__, "message": message, "where": where, "traceback": text,
+            "frames": frames}
