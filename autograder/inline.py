@@ -16,7 +16,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from autograder.course.assignments import find_problem, load_environment_extras
+from autograder.course.assignments.registry import for_notebooks
 from autograder.judge.verdicts import CheckResult, encoded_cases, expectations, judge
 from autograder.measure.probe import probe
 
@@ -56,8 +56,8 @@ def check(obj, problem: str | None = None, seed: int = 0) -> Report | None:
     if not name:
         raise TypeError("check() needs the class or function itself, e.g. check(KillHead), or "
                         "check(obj, problem='KillHead').")
-    load_environment_extras()  # AUTOGRADER_EXTRA: an instructor's problems, visible to check() when they want
-    spec = find_problem(name, include_hidden=False)
+    # with AUTOGRADER_EXTRA's files: an instructor's problems, visible to check() when they want
+    spec = for_notebooks().find_problem(name, include_hidden=False)
     namespace = dict(sys._getframe(1).f_globals)  # for companions such as CubeBackward or Sinh
     namespace[spec.lookup] = obj
     data = probe(spec, namespace, encoded_cases(spec, seed), seed, expectations(spec, seed))

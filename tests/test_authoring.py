@@ -14,23 +14,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder.course.assignments import ASSIGNMENTS, ORIGINS, find_assignment, load_extra
-from autograder.course.problems import Case, Problem, TensorSpec
+from autograder.course import Assignment, Case, Problem, TensorSpec, find_assignment
+from autograder.course.assignments.registry import load
 from autograder.course.validate import InvalidAssignment, answer, grade_in_process, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "authoring_example.py"
 SOLUTION = ROOT / "docs" / "authoring_solution.py"
-
-
-@pytest.fixture(autouse=True)
-def restore_assignments():
-    saved, origins = dict(ASSIGNMENTS), dict(ORIGINS)
-    yield
-    ASSIGNMENTS.clear()
-    ASSIGNMENTS.update(saved)
-    ORIGINS.clear()
-    ORIGINS.update(origins)
 
 
 def verdicts(problem: Problem, namespace: dict) -> dict[str, object]:
@@ -181,8 +171,6 @@ def test_bool_tensors_and_plain_values():
 
 
 def validate_problem(problem: Problem) -> None:
-    from autograder.course.assignments import Assignment
-
     validate(Assignment("t", "t", (problem,)))
 
 
@@ -229,8 +217,8 @@ def test_right_answer_built_from_the_reference_passes_double_backward():
 def test_example_validates_and_its_solution_scores_full_marks():
     """Does docs/authoring_example.py add the assignment "indexing", valid, on which its right answer
     (docs/authoring_solution.py, as a student hands it in) scores full marks in process?"""
-    load_extra(EXAMPLE)
-    assignment = find_assignment("indexing")
+    registry = load([EXAMPLE])
+    assignment = registry.find_assignment("indexing")
     assert [p.name for p in assignment.problems] == ["Gather", "RoundSTE", "SmoothMax"]
     validate(assignment)
     namespace = {}
@@ -238,7 +226,7 @@ def test_example_validates_and_its_solution_scores_full_marks():
     for problem in assignment.problems:
         found = grade_in_process(problem, namespace)
         assert all(r.passed for r in found), (problem.name, [r.message for r in found if not r.passed])
-    assert ORIGINS[("indexing", "Gather")] == str(EXAMPLE)
+    assert registry.origins[("indexing", "Gather")] == str(EXAMPLE)
 
 
 @pytest.mark.slow
@@ -274,8 +262,7 @@ def test_example_goes_from_file_to_gradescope_archive(tmp_path):
 # -- registered without editing the package -----------------------------------------------------------------
 
 PACKAGE = '''
-from autograder.course.assignments import Assignment
-from autograder.course.problems import Case, Problem, TensorSpec
+from autograder.course import Assignment, Case, Problem, TensorSpec
 
 ASSIGNMENT = Assignment("course-extra", "09-extra", (
     Problem(name="Triple", summary="3 x", reference=lambda x: 3 * x, cases=(Case((TensorSpec((4,)),)),)),))

@@ -8,14 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course.assignments import (
-    ASSIGNMENTS,
-    UnknownProblem,
-    find_assignment,
-    find_problem,
-    hide,
-    load_extra,
-)
+from autograder.course.assignments.registry import UnknownProblem, for_notebooks, load
 from autograder.inline import check
 from autograder.judge.verdicts import judge, reference_data
 
@@ -23,13 +16,18 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "hidden_tests_example.py"
 
 
-@pytest.fixture(autouse=True)
-def restore_assignments():
-    """Each test changes the registry; put it back afterwards."""
-    saved = dict(ASSIGNMENTS)
-    yield
-    ASSIGNMENTS.clear()
-    ASSIGNMENTS.update(saved)
+@pytest.fixture()
+def notebook_extra(tmp_path, monkeypatch):
+    """Has check() load an instructor's file, as AUTOGRADER_EXTRA does in a notebook's environment."""
+    monkeypatch.delenv("AUTOGRADER_EXTRA", raising=False)
+
+    def use(source: str | Path) -> None:
+        path = source if isinstance(source, Path) else tmp_path / "extra.py"
+        if not isinstance(source, Path):
+            path.write_text("from autograder.course import hide\n" + source)
+        monkeypatch.setenv("AUTOGRADER_EXTRA", str(path))
+
+    return use
 
 
 @pytest.fixture(scope="module")
@@ -38,10 +36,10 @@ def alice():
     return runpy.run_path(str(ROOT / "examples" / "custom-functions" / "alice.py"))
 
 
-def test_hidden_check_is_graded_but_not_shown_by_check(alice):
+def test_hidden_check_is_graded_but_not_shown_by_check(alice, notebook_extra):
     """Is a hidden check still judged and scored, yet absent from what check() shows?"""
-    hide("custom-functions", "Exp: gradgradcheck")
-    problem = find_problem("Exp")
+    notebook_extra('hide("custom-functions", "Exp: gradgradcheck")\n')
+    problem = for_notebooks().find_problem("Exp")
     graded = judge(problem, {"defined": False})
     assert [r.hidden for r in graded if r.check == "gradgradcheck"] == [True]
     assert sum(r.max_score for r in graded) == problem.max_score  # it still counts
@@ -53,30 +51,31 @@ def test_hidden_check_is_graded_but_not_shown_by_check(alice):
     assert "gradgradcheck" not in report._repr_html_()
 
 
-def test_hidden_problem_is_unknown_to_check(alice):
+def test_hidden_problem_is_unknown_to_check(alice, notebook_extra):
     """Does check() treat a hidden problem as unknown, and leave it out of the names it suggests?"""
-    hide("custom-functions", "Exp")
+    notebook_extra('hide("custom-functions", "Exp")\n')
     with pytest.raises(UnknownProblem) as raised:
         check(alice["Exp"])
     suggested = str(raised.value).split("The graded names are: ", 1)[1].split(". ", 1)[0].split(", ")
     assert "Exp" not in suggested and "KillHead" in suggested  # LogSumExp may be there: names, not text
-    assert find_problem("Exp").hidden  # the grader still finds it
+    assert for_notebooks().find_problem("Exp").hidden  # the grader still finds it
 
 
 def test_hiding_something_that_does_not_exist_says_what_exists():
     """Does a typo in hide() fail with the problems or checks that do exist?"""
+    registry = load()
     with pytest.raises(LookupError, match="its problems are KillHead, MyReLU"):
-        hide("custom-functions", "Expo")
+        registry.hide("custom-functions", "Expo")
     with pytest.raises(LookupError, match="its checks are .*gradgradcheck"):
-        hide("custom-functions", "Exp: gradgradchek")
+        registry.hide("custom-functions", "Exp: gradgradchek")
 
 
-def test_example_file_adds_a_hidden_problem_on_other_shapes(alice):
+def test_example_file_adds_a_hidden_problem_on_other_shapes(alice, notebook_extra):
     """Does the documented example hide Exp's gradgradcheck and add a hidden LinearFunction problem whose
     reference is measured on its own shapes, leaving check(LinearFunction) as it was?"""
     before = check(alice["LinearFunction"]).results
-    load_extra(EXAMPLE)
-    assignment = find_assignment("custom-functions")
+    notebook_extra(EXAMPLE)
+    assignment = for_notebooks().find_assignment("custom-functions")
     extra = assignment.problems[-1]
     assert (extra.name, extra.lookup, extra.hidden) == ("LinearFunction, other shapes", "LinearFunction", True)
     assert len(reference_data(extra)["cases"]) == 2
@@ -90,7 +89,7 @@ def test_broken_extra_file_is_a_clear_error(tmp_path):
     bad = tmp_path / "hidden.py"
     bad.write_text("raise RuntimeError('oops')\n")
     with pytest.raises(LookupError, match="hidden.py failed: RuntimeError: oops"):
-        load_extra(bad)
+        load([bad])
 
 
 def test_list_marks_hidden_problems_for_instructors():
@@ -107,8 +106,9 @@ def test_list_marks_hidden_problems_for_instructors():
 def test_student_notebooks_never_check_hidden_problems():
     """Does no student notebook call check() on a problem the package marks hidden, or name a hidden
     check of one?"""
-    hidden_problems = [p for a in ASSIGNMENTS.values() for p in a.problems if p.hidden]
-    hidden_checks = [(p, c) for a in ASSIGNMENTS.values() for p in a.problems for c in p.hidden_checks]
+    assignments = load().assignments.values()
+    hidden_problems = [p for a in assignments for p in a.problems if p.hidden]
+    hidden_checks = [(p, c) for a in assignments for p in a.problems for c in p.hidden_checks]
     for notebook in sorted((ROOT / "course").glob("*.ipynb")):
         text = notebook.read_text(encoding="utf-8")
         for p in hidden_problems:

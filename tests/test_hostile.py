@@ -41,7 +41,7 @@ WITHOUT_LANDLOCK = f"""
 import sys
 from pathlib import Path
 
-from autograder.course.assignments import find_assignment
+from autograder.course import find_assignment
 from autograder.batch import grade
 from autograder.sandbox import Limits
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.course.assignments import find_assignment
+from autograder.course import find_assignment
 from autograder.intake.layouts import uploads
 from autograder.intake.loader import load
 from autograder.intake.unzip import unpack

@@ -7,22 +7,22 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course.assignments import ASSIGNMENTS
+from autograder.course.assignments.registry import BUILTIN
 
 ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("assignment", sorted(ASSIGNMENTS))
+@pytest.mark.parametrize("assignment", sorted(BUILTIN, key=lambda a: a.name), ids=lambda a: a.name)
 def test_solution_full_marks_student_zero(tmp_path, assignment):
     """Does the solution notebook score full marks, and the untouched student notebook zero, without a crash?"""
-    lesson = ASSIGNMENTS[assignment].lesson
+    lesson = assignment.lesson
     solution, student = tmp_path / "solution.ipynb", tmp_path / "student.ipynb"
     solution.write_bytes((ROOT / "solutions" / f"{lesson}.ipynb").read_bytes())
     student.write_bytes((ROOT / "course" / f"{lesson}.ipynb").read_bytes())
     out = tmp_path / "out"
-    result = subprocess.run([sys.executable, "-m", "autograder", "grade", "--assignment", assignment, "--out",
+    result = subprocess.run([sys.executable, "-m", "autograder", "grade", "--assignment", assignment.name, "--out",
                              str(out), "--quiet", str(solution), str(student)], check=False, capture_output=True,
                             text=True,
                             cwd=ROOT, timeout=900)
@@ -30,5 +30,5 @@ def test_solution_full_marks_student_zero(tmp_path, assignment):
     graded = {sid: json.loads((out / sid / "results.json").read_text()) for sid in ("solution", "student")}
     failed = [t["name"] + ": " + t["output"][:300] for t in graded["solution"]["tests"] if t["status"] != "passed"]
     assert not failed, failed
-    assert graded["solution"]["score"] == ASSIGNMENTS[assignment].max_score
+    assert graded["solution"]["score"] == assignment.max_score
     assert graded["student"]["score"] == 0

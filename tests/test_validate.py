@@ -12,8 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = """
-from autograder.course.assignments import add_problem
-from autograder.course.problems import Case, Problem, TensorSpec
+from autograder.course import Case, Problem, TensorSpec, add_problem
 
 add_problem("custom-functions", Problem(name="Reciprocal", summary="1 / x", reference=lambda x: 1 / 0,
                                          cases=(Case((TensorSpec((3,)),)),), hidden=True))

@@ -729,7 +729,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return overhead()
 
-    from autograder.course.assignments import find_assignment
+    from autograder.course import find_assignment
     from autograder.sandbox import default_workers
 
     assignment = find_assignment(ASSIGNMENT)

@@ -82,7 +82,7 @@ def in_process() -> None:
 
     t1 = time.perf_counter()
     from autograder.batch import problem_jobs
-    from autograder.course.assignments import find_assignment
+    from autograder.course import find_assignment
 
     assignment = find_assignment(ASSIGNMENT)
     problem_jobs(assignment, 0)  # the references measured once, as the grader does

@@ -160,8 +160,8 @@ def lessons_list(paths: list[Path]) -> str:
 
 
 AUTOGRADER_TABLE = r"""
-from autograder.course.assignments import ASSIGNMENTS
-for a in ASSIGNMENTS.values():
+from autograder.course.assignments.registry import load
+for a in load().assignments.values():
     print(f"`{a.name}`, lesson {a.lesson}, {a.max_score:g} points\n")
     for p in a.problems:
         summary = "".join("\\" + c if c in "|*_`<>[]" else c for c in p.summary)  # literal text

@@ -6,7 +6,7 @@ import stat
 
 from torch.autograd import Function
 
-from autograder.course.assignments import find_assignment
+from autograder.course import find_assignment
 from autograder.judge.verdicts import reference_data
 
 forged = []

@@ -1,9 +1,8 @@
 """An instructor's private file for the sandbox's hostile batch: a hidden problem and a secret string that
 no submission may ever see (in memory, on disk or in what it prints)."""
 
-from autograder.course.assignments import add_problem
+from autograder.course import Case, Problem, TensorSpec, add_problem
 from autograder.course.assignments.custom_functions import linear
-from autograder.course.problems import Case, Problem, TensorSpec
 
 SECRET = "SECRET-EXTRA-4242"
 

@@ -30,9 +30,9 @@ for pid in {os.getppid(), *[int(p) for p in os.listdir("/proc") if p.isdigit()]}
     except OSError:
         pass
 try:
-    from autograder.course.assignments import ASSIGNMENTS
+    from autograder.course.assignments.registry import load
 
-    found += [p.summary for a in ASSIGNMENTS.values() for p in a.problems]
+    found += [p.summary for a in load().assignments.values() for p in a.problems]
 except Exception:  # noqa: BLE001, S110
     pass
 print("SNOOP", " | ".join(sorted({s[:120] for s in found if "SECRET-" in s})))
