@@ -118,9 +118,11 @@ class Registry:
 
     def add_assignment(self, assignment: Assignment) -> None:
         """Adds a whole assignment (a new name, or one that replaces the built-in of the same name)."""
-        problems = assignment.problems if isinstance(assignment, Assignment) else (None,)
-        if not all(isinstance(p, Problem) for p in problems):
-            raise TypeError("add_assignment takes an Assignment(name, lesson, (Problem(...), ...)).")
+        usage = "add_assignment takes an Assignment(name, lesson, (Problem(...), ...))."
+        if not isinstance(assignment, Assignment):
+            raise TypeError(usage)
+        if not all(isinstance(p, Problem) for p in assignment.problems):
+            raise TypeError(usage)
         self.assignments[assignment.name] = assignment
         self._note(assignment.name, assignment.problems)
 
