@@ -406,7 +406,7 @@ def test_results_never_hold_the_instructors_paths(tmp_path):
 def test_an_unreadable_file_is_named_without_the_instructors_path(tmp_path, monkeypatch):
     """Does a file the grader may not open become that submission's error naming the file only (never the
     folder it lies in on the instructor's machine), marked unreadable so that the instructor is told?"""
-    from autograder.intake import loader
+    from autograder.intake import files
 
     folder = tmp_path / "home" / "prof" / "course"
     (folder / "alice").mkdir(parents=True)
@@ -418,7 +418,7 @@ def test_an_unreadable_file_is_named_without_the_instructors_path(tmp_path, monk
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(loader.os, "open", denied)
+    monkeypatch.setattr(files.os, "open", denied)
     (sub,) = load([folder])
     assert sub.unreadable and sub.error == "hw.ipynb could not be read (Permission denied)."
     assert str(tmp_path) in sub.where  # for the instructor's list only

@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 
-from autograder.intake import loader
+from autograder.intake import files, jupyter, loader
 from autograder.intake.loader import NoSubmissions, discover, jupyter_code, load, read_cells, unique_ids
 
 
@@ -123,11 +123,11 @@ def test_many_magics_in_long_cells_are_refused_quickly(tmp_path):
 
 def test_honest_notebooks_are_far_from_the_limit(tmp_path):
     """Do a notebook's usual magics cost a small part of the transformer's budget?"""
-    budget = loader._Budget("s.ipynb")
+    budget = jupyter.Budget("s.ipynb")
     for source in ["%matplotlib inline\n%load_ext autoreload\n%autoreload 2", "%%time\n" + "x = 1\n" * 200,
                    "files = !ls\n" + "y = 2\n" * 200] * 5:
         jupyter_code(source, budget)
-    assert budget.left > 0.9 * loader.MAX_TRANSFORM_CHARS
+    assert budget.left > 0.9 * jupyter.MAX_TRANSFORM_CHARS
 
 
 # -- malformed files ------------------------------------------------------------------------------------
@@ -246,7 +246,7 @@ def test_file_swapped_just_before_opening_is_refused(tmp_path, secret, monkeypat
             path.symlink_to(secret / "hidden.py") if swap == "symlink" else os.link(secret / "hidden.py", path)
         return real_open(name, *args, **kwargs)
 
-    monkeypatch.setattr(loader.os, "open", swap_then_open)
+    monkeypatch.setattr(files.os, "open", swap_then_open)
     (sub,) = load([path])
     monkeypatch.undo()
     assert ("symbolic link" if swap == "symlink" else "was replaced") in sub.error and sub.cells == []
@@ -264,7 +264,7 @@ def test_oversized_file_is_refused_unread(tmp_path):
     size alone (a sparse file of a few hundred MB, which is not valid JSON, says nothing about JSON)?"""
     path = tmp_path / "huge.ipynb"
     with path.open("wb") as f:
-        f.truncate(loader.MAX_BYTES * 15)
+        f.truncate(files.MAX_BYTES * 15)
     (sub,) = load([path])
     assert "over the grader's limit of 20 MB" in sub.error and "300.0 MB" in sub.error
     assert "JSON" not in sub.error and "Clear Outputs" in sub.error
@@ -273,9 +273,9 @@ def test_oversized_file_is_refused_unread(tmp_path):
 def test_file_at_the_limit_is_read(tmp_path):
     """Is a file of exactly the limit still read?"""
     path = tmp_path / "big.py"
-    path.write_bytes(b"#" * (loader.MAX_BYTES - 1) + b"\n")
+    path.write_bytes(b"#" * (files.MAX_BYTES - 1) + b"\n")
     (sub,) = load([path])
-    assert not sub.error and len(sub.cells[0]) == loader.MAX_BYTES
+    assert not sub.error and len(sub.cells[0]) == files.MAX_BYTES
 
 
 # -- ids ------------------------------------------------------------------------------------------------
