@@ -1,10 +1,9 @@
 """Do the two descriptions of the environment, requirements.txt and environment.yml, agree?"""
 
-from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import ROOT
 
 
 def requirements() -> list[str]:

@@ -33,9 +33,9 @@ from packaging.utils import canonicalize_name
 import autograder
 from autograder.gradescope import RUNTIME
 from autograder.measure.graphs import AS_TEXT, NO_DOT
+from tests.conftest import ROOT
 from tools.make_student import BEGIN, SETUP_ID
 
-ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 CHECK_TITLE = re.compile(r"check\((\w+)\): (all checks pass|some checks fail)")
 

@@ -14,11 +14,11 @@ import re
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
+
 MAGIC = re.compile(r"^\s*[%!]", re.MULTILINE)
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import EXAMPLES, autograder
+
 BROKEN = """
 from autograder.course import Case, Problem, TensorSpec, add_problem
 
@@ -19,11 +20,6 @@ add_problem("custom-functions", Problem(name="Reciprocal", summary="1 / x", refe
 """
 CAUSE = ("Problem 'Reciprocal' of custom-functions (from {path}): its reference raised ZeroDivisionError: division "
          "by zero on case 1 (tensor(3,)).")
-
-
-def autograder(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=600, check=False)
 
 
 def said(result) -> str:
@@ -44,9 +40,9 @@ def test_a_broken_extra_file_is_refused(tmp_path, broken, command):
     out = tmp_path / ("archive.zip" if command == "gradescope" else "graded")
     args = {"list": ["list", "--extra", broken],
             "grade": ["grade", "--assignment", "custom-functions", "--extra", broken, "--out", out,
-                      ROOT / "examples" / "custom-functions"],
+                      EXAMPLES],
             "gradescope": ["gradescope", "--assignment", "custom-functions", "--extra", broken, "--out", out]}[command]
-    result = autograder(*args)
+    result = autograder(*args, check=False, timeout=600)
     assert result.returncode == 2
     assert CAUSE.format(path=broken) in said(result) and "Traceback" not in result.stderr
     assert not out.exists()
@@ -58,7 +54,7 @@ def test_the_archives_setup_check_refuses_a_broken_extra_file(tmp_path, broken):
     archive = tmp_path / "archive.zip"
     good = tmp_path / "good.py"
     good.write_text(BROKEN.replace("1 / 0", "1 / x").replace("TensorSpec((3,))", "TensorSpec((3,), low=1.0, high=2.0)"))
-    assert autograder("gradescope", "--assignment", "custom-functions", "--extra", good, "--out", archive).returncode == 0
+    autograder("gradescope", "--assignment", "custom-functions", "--extra", good, "--out", archive, timeout=600)
     root = tmp_path / "root"
     with zipfile.ZipFile(archive) as z:
         z.extractall(root / "source")
@@ -84,7 +80,7 @@ def test_the_archives_setup_check_refuses_a_broken_extra_file(tmp_path, broken):
 def test_options_are_checked_before_grading(tmp_path, args, phrase):
     """Is each option that would make every student score 0 (or crash later) refused at once?"""
     result = autograder("grade", "--assignment", "gradcheck", "--out", tmp_path / "out", *args,
-                        ROOT / "examples" / "custom-functions", cwd=tmp_path)
+                        EXAMPLES, cwd=tmp_path, check=False, timeout=600)
     assert result.returncode == 2 and phrase in said(result) and "Traceback" not in result.stderr
     assert not (tmp_path / "out").exists()
 
@@ -95,15 +91,17 @@ def test_results_folder_inside_the_submissions_is_refused(tmp_path):
     subs = tmp_path / "class"
     subs.mkdir()
     (subs / "alice.py").write_text("x = 1\n")
-    result = autograder("grade", "--assignment", "gradcheck", "--out", subs / "graded", subs)
+    result = autograder("grade", "--assignment", "gradcheck", "--out", subs / "graded", subs, check=False, timeout=600)
     assert result.returncode == 2 and "is inside the submissions folder" in said(result)
-    result = autograder("grade", "--assignment", "gradcheck", "--out", tmp_path, subs)
+    result = autograder("grade", "--assignment", "gradcheck", "--out", tmp_path, subs, check=False, timeout=600)
     assert result.returncode == 2 and "is inside --out" in said(result)
 
 
 def test_gradescope_options_are_checked(tmp_path):
     """Does the archive's build refuse a time limit or a seed that would fail every student?"""
-    result = autograder("gradescope", "--assignment", "gradcheck", "--out", tmp_path / "a.zip", "--problem-timeout", "0")
+    result = autograder("gradescope", "--assignment", "gradcheck", "--out", tmp_path / "a.zip", "--problem-timeout", "0",
+                        check=False, timeout=600)
     assert result.returncode == 2 and "--problem-timeout must be" in said(result)
-    result = autograder("gradescope", "--assignment", "gradcheck", "--out", tmp_path / "a.zip", "--seed", "-5")
+    result = autograder("gradescope", "--assignment", "gradcheck", "--out", tmp_path / "a.zip", "--seed", "-5", check=False,
+                        timeout=600)
     assert result.returncode == 2 and "--seed must be" in said(result)

@@ -2,8 +2,6 @@
 
 import json
 import runpy
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,9 +9,9 @@ import pytest
 from autograder.course.assignments.registry import UnknownProblem, for_notebooks, load
 from autograder.inline import check
 from autograder.judge.verdicts import judge, reference_data
+from tests.conftest import ALICE, HIDDEN_TESTS, ROOT, autograder
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "docs" / "hidden_tests_example.py"
+EXAMPLE = HIDDEN_TESTS
 
 
 @pytest.fixture()
@@ -33,7 +31,7 @@ def notebook_extra(tmp_path, monkeypatch):
 @pytest.fixture(scope="module")
 def alice():
     """A right submission's Functions."""
-    return runpy.run_path(str(ROOT / "examples" / "custom-functions" / "alice.py"))
+    return runpy.run_path(str(ALICE))
 
 
 def test_hidden_check_is_graded_but_not_shown_by_check(alice, notebook_extra):
@@ -94,12 +92,10 @@ def test_broken_extra_file_is_a_clear_error(tmp_path):
 
 def test_list_marks_hidden_problems_for_instructors():
     """Does `list --extra FILE` show instructors which problems and checks are hidden?"""
-    result = subprocess.run([sys.executable, "-m", "autograder", "list", "--extra", str(EXAMPLE)],
-                            capture_output=True, text=True, cwd=ROOT, timeout=300, check=True)
+    result = autograder("list", "--extra", EXAMPLE, timeout=300)
     assert "LinearFunction, other shapes" in result.stdout and "[hidden]" in result.stdout
     assert "[hidden checks: gradgradcheck]" in result.stdout
-    listed = json.loads(subprocess.run([sys.executable, "-m", "autograder", "list", "--json"], capture_output=True,
-                                       text=True, cwd=ROOT, timeout=300, check=True).stdout)
+    listed = json.loads(autograder("list", "--json", timeout=300).stdout)
     assert all("other shapes" not in p for a in listed for p in a["problems"])  # only with --extra
 
 

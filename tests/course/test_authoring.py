@@ -9,7 +9,6 @@ import subprocess
 import sys
 import textwrap
 import zipfile
-from pathlib import Path
 
 import pytest
 import torch
@@ -17,8 +16,8 @@ import torch
 from autograder.course import Assignment, Case, Problem, TensorSpec, find_assignment
 from autograder.course.assignments.registry import load
 from autograder.course.validate import InvalidAssignment, answer, grade_in_process, validate
+from tests.conftest import ROOT, autograder
 
-ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "authoring_example.py"
 SOLUTION = ROOT / "docs" / "authoring_solution.py"
 
@@ -233,21 +232,15 @@ def test_example_validates_and_its_solution_scores_full_marks():
 def test_example_goes_from_file_to_gradescope_archive(tmp_path):
     """Do the commands of docs/authoring.md run: list shows the assignment, grade gives the solution full
     marks in a worker, gradescope builds the archive, and its setup check passes?"""
-    def run(*args):
-        result = subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], capture_output=True,
-                                text=True, cwd=ROOT, timeout=900, check=False)
-        assert result.returncode == 0, result.stderr
-        return result
-
-    assert "indexing  (lesson 08-indexing, 31 points)" in run("list", "--extra", EXAMPLE).stdout
+    assert "indexing  (lesson 08-indexing, 31 points)" in autograder("list", "--extra", EXAMPLE).stdout
     out = tmp_path / "graded"
-    run("grade", "--assignment", "indexing", "--extra", EXAMPLE, "--out", out, "--quiet", SOLUTION)
+    autograder("grade", "--assignment", "indexing", "--extra", EXAMPLE, "--out", out, "--quiet", SOLUTION)
     result = json.loads((out / "authoring_solution" / "results.json").read_text())
     assert result["score"] == 31 and all(t["status"] == "passed" for t in result["tests"])
     assert (out / "grades.csv").read_text() == ("submission,score,max_score,Gather,RoundSTE,SmoothMax\n"
                                                 "authoring_solution,31,31,11,9,11\n")
     archive = tmp_path / "indexing.zip"
-    assert "for indexing (3 problems, 31 points, 0 hidden check(s)" in run(
+    assert "for indexing (3 problems, 31 points, 0 hidden check(s)" in autograder(
         "gradescope", "--assignment", "indexing", "--extra", EXAMPLE, "--out", archive).stdout
     with zipfile.ZipFile(archive) as z:
         z.extractall(tmp_path / "root" / "source")
@@ -278,8 +271,7 @@ def test_installed_package_registers_an_assignment_seen_by_check(tmp_path):
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: course-extra\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text("[autograder.assignments]\ncourse-extra = course_extra\n")
     env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}")
-    listed = subprocess.run([sys.executable, "-m", "autograder", "list", "--json"], capture_output=True, text=True,
-                            cwd=ROOT, env=env, timeout=300, check=True)
+    listed = autograder("list", "--json", env=env, timeout=300)
     assert {"name": "course-extra", "problems": ["Triple"], "max_score": 11} in json.loads(listed.stdout)
     code = textwrap.dedent("""
         import torch

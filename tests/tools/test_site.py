@@ -20,11 +20,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.conftest import ROOT
 from tools import build_site
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "build" / "site"
 SCREENSHOTS = ROOT / "build" / "site-screenshots"
 LESSONS = [path.stem for path in build_site.lessons(ROOT / "solutions")]

@@ -9,9 +9,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from tests.conftest import ROOT
 from tools.make_student import BEGIN, END, student_notebook
 
-ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
 COURSE = ROOT / "course"
 LESSONS = sorted(path.name for path in SOLUTIONS.glob("*.ipynb"))

@@ -1,15 +1,11 @@
 """Do the lessons and the grader agree: full marks for solutions/, zero for the untouched course/?"""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from autograder.course.assignments.registry import BUILTIN
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT, autograder
 
 pytestmark = pytest.mark.slow
 
@@ -22,11 +18,7 @@ def test_solution_full_marks_student_zero(tmp_path, assignment):
     solution.write_bytes((ROOT / "solutions" / f"{lesson}.ipynb").read_bytes())
     student.write_bytes((ROOT / "course" / f"{lesson}.ipynb").read_bytes())
     out = tmp_path / "out"
-    result = subprocess.run([sys.executable, "-m", "autograder", "grade", "--assignment", assignment.name, "--out",
-                             str(out), "--quiet", str(solution), str(student)], check=False, capture_output=True,
-                            text=True,
-                            cwd=ROOT, timeout=900)
-    assert result.returncode == 0, result.stderr
+    autograder("grade", "--assignment", assignment.name, "--out", out, "--quiet", solution, student)
     graded = {sid: json.loads((out / sid / "results.json").read_text()) for sid in ("solution", "student")}
     failed = [t["name"] + ": " + t["output"][:300] for t in graded["solution"]["tests"] if t["status"] != "passed"]
     assert not failed, failed

@@ -13,18 +13,16 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-import nbformat
 import pytest
 
+from tests.conftest import ALICE, autograder, notebook
 from tests.test_escaping import assert_no_live_markup
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
-ALICE = (ROOT / "examples" / "custom-functions" / "alice.py").read_text()
+ALICE_CODE = ALICE.read_text()
 SECRET = "hidden-test-answer-7f3a"  # in the file the links point at: must appear nowhere in the results
 PROBLEMS = ["KillHead", "MyReLU", "Exp", "LinearFunction"]
 FORMULA_IDS = ["=HYPERLINK(evil)", "@SUM(1+1)", "-2+3+cmd"]
@@ -48,7 +46,7 @@ REFUSED = {
 
 def section(name: str, end: str = "") -> str:
     """One class of alice.py, up to the class named `end` (or to the end of the file)."""
-    text = f"class {name}(Function):" + ALICE.split(f"class {name}(Function):")[1]
+    text = f"class {name}(Function):" + ALICE_CODE.split(f"class {name}(Function):")[1]
     return text.split(f"class {end}(Function):")[0] if end else text
 
 
@@ -73,7 +71,7 @@ MAGIC_CELLS = [
 MARKUP_CELLS = [
     "print('<script>alert(\"printed\")</script>')",
     "raise ValueError('<img src=x onerror=alert(1)>')",
-    ALICE.replace("return grad_output * result", "return Doubler.apply(grad_output * result)  # wrong: twice")
+    ALICE_CODE.replace("return grad_output * result", "return Doubler.apply(grad_output * result)  # wrong: twice")
          .replace("grad_input = grad_output.mm(weight)", "grad_input = Shifter.apply(grad_output.mm(weight))") + '''
 
 class Doubler(Function):
@@ -101,12 +99,6 @@ Shifter._backward_cls.__name__ = '<<b>'  # an HTML-like label Graphviz cannot pa
 ''']
 
 
-def write_notebook(path: Path, cells: list[str]) -> None:
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
-    nbformat.write(nb, path)
-
-
 def write_class(base: Path) -> Path:
     secret = base / "source"
     secret.mkdir()
@@ -114,9 +106,9 @@ def write_class(base: Path) -> Path:
     subs = base / "submissions"
     subs.mkdir()
     for name in ["alice.py", "grades.csv.py", "canvas.csv.py"] + [f"{sid}.py" for sid in FORMULA_IDS]:
-        (subs / name).write_text(ALICE)
-    write_notebook(subs / "magics.ipynb", MAGIC_CELLS)
-    write_notebook(subs / "markup.ipynb", MARKUP_CELLS)
+        (subs / name).write_text(ALICE_CODE)
+    notebook(subs / "magics.ipynb", *MAGIC_CELLS)
+    notebook(subs / "markup.ipynb", *MARKUP_CELLS)
     (subs / "link_to_file.py").symlink_to(secret / "hidden_tests.py")
     (subs / "link_to_folder").symlink_to(secret)
     os.mkfifo(subs / "pipe.py")
@@ -133,7 +125,7 @@ def write_class(base: Path) -> Path:
         (subs / f"{name}.ipynb").write_text(json.dumps(nb))
     (subs / "deeply_nested.ipynb").write_bytes(b'{"cells": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
     (subs / "invalid_utf8.ipynb").write_bytes(b'{"cells": [{"cell_type": "code", "source": "x = \'\xff\'"}]}')
-    write_notebook(subs / "magic_flood.ipynb", ["x = !ls\n" * 400 + "y = 1\n" * 8000] * 3)
+    notebook(subs / "magic_flood.ipynb", *["x = !ls\n" * 400 + "y = 1\n" * 8000] * 3)
     return subs
 
 
@@ -156,10 +148,8 @@ def batch(tmp_path_factory) -> Batch:
     subs = write_class(base)
     out = base / "out"
     canvas = out / "canvas.csv"  # the Canvas import beside grades.csv, where a student's id must not land
-    run = subprocess.run([sys.executable, "-m", "autograder", "grade", "--assignment", "custom-functions",
-                          "--out", str(out), "--jobs", "2", "--quiet", "--canvas", str(canvas), str(subs)],
-                         cwd=base, capture_output=True, text=True, timeout=1800, check=False)
-    assert run.returncode == 0, run.stderr[-3000:]
+    run = autograder("grade", "--assignment", "custom-functions", "--out", out, "--jobs", "2", "--quiet",
+                     "--canvas", canvas, subs, cwd=base, timeout=1800)
     return Batch(out, canvas, run)
 
 

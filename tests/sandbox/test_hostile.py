@@ -21,12 +21,11 @@ from pathlib import Path
 import pytest
 
 from autograder.sandbox import landlock_abi
+from tests.conftest import ALICE, ROOT
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "hostile"
-ALICE = ROOT / "examples" / "custom-functions" / "alice.py"
 LOAD_SECONDS, PROBLEM_SECONDS = 20, 10
 PROBLEMS = ["KillHead", "MyReLU", "Exp", "LinearFunction"]
 NOBODY = 65534
