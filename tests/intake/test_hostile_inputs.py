@@ -137,7 +137,10 @@ class Batch:
         return json.loads((self.out / sid / "results.json").read_text())
 
     def problem(self, sid: str, problem: str) -> list[dict]:
-        return [t for t in self.results(sid)["tests"] if t["name"].startswith(problem + ": ")]
+        """The problem's checks in sid's results: never none, so that a loop over them always asserts."""
+        found = [t for t in self.results(sid)["tests"] if t["name"].startswith(problem + ": ")]
+        assert found, f"{sid} has no check of {problem}"
+        return found
 
 
 @pytest.fixture(scope="module")

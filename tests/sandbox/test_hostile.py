@@ -71,7 +71,10 @@ class Batch:
         return sum(t["max_score"] for t in self.results("alice")["tests"])
 
     def problem(self, sid: str, problem: str) -> list[dict]:
-        return [t for name, t in self.tests(sid).items() if name.startswith(problem + ": ")]
+        """The problem's checks in sid's results: never none, so that a loop over them always asserts."""
+        found = [t for name, t in self.tests(sid).items() if name.startswith(problem + ": ")]
+        assert found, f"{sid} has no check of {problem}"
+        return found
 
 
 def grade(out: Path, cwd: Path, paths: list[Path], user: int | None = None,
