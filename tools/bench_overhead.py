@@ -71,9 +71,9 @@ def per_submission(assignment, k: int = 12) -> None:
             cpu.append((now.ru_utime - last.ru_utime) + (now.ru_stime - last.ru_stime))
             wall.append(outcome.seconds)
             last = now
-        print(f"one submission in the sandbox, {name}: median {statistics.median(cpu) * 1e3:.0f} ms CPU "
-              f"(min {min(cpu) * 1e3:.0f}), {statistics.median(wall) * 1e3:.0f} ms wall (min {min(wall) * 1e3:.0f}); "
-              f"{k} submissions, one worker")
+        print(f"one submission in the sandbox, {name}: median {statistics.median(cpu) * 1e3:.0f} ms CPU (min "
+              f"{min(cpu) * 1e3:.0f}), {statistics.median(wall) * 1e3:.0f} ms wall (min "
+              f"{min(wall) * 1e3:.0f}); {k} submissions, one worker")
 
 
 def in_process() -> None:

@@ -32,7 +32,8 @@ def gather(x, index, dim=1):
 
 GATHER = Problem(name="Gather", summary="x.gather(dim, index)", reference=gather,
                  cases=(Case((TensorSpec((3, 5)), TensorSpec((3, 2), low=0, high=5, dtype="int64"))),
-                        Case((TensorSpec((4, 2)), TensorSpec((2, 2), low=0, high=4, dtype=torch.int64)), {"dim": 0})),
+                        Case((TensorSpec((4, 2)), TensorSpec((2, 2), low=0, high=4, dtype=torch.int64)),
+                             {"dim": 0})),
                  hints={"gradient": "Scatter the gradient back with scatter_add_."})
 
 
@@ -109,7 +110,8 @@ def round_ste(x):
 
 
 STE = Problem(name="RoundSTE", summary="round, straight through", reference=round_ste,
-              cases=(Case((TensorSpec((4, 4), low=-3.0, high=3.0, avoid=(-2.5, -1.5, -0.5, 0.5, 1.5, 2.5)),)),),
+              cases=(Case((TensorSpec((4, 4), low=-3.0, high=3.0,
+                                      avoid=(-2.5, -1.5, -0.5, 0.5, 1.5, 2.5)),)),),
               skip=("gradcheck",), points={"gradient": 4})
 
 
@@ -244,7 +246,8 @@ def test_example_goes_from_file_to_gradescope_archive(tmp_path):
         "gradescope", "--assignment", "indexing", "--extra", EXAMPLE, "--out", archive).stdout
     with zipfile.ZipFile(archive) as z:
         z.extractall(tmp_path / "root" / "source")
-    checked = subprocess.run([sys.executable, "-m", "autograder.gradescope", "check", "--root", str(tmp_path / "root")],
+    checked = subprocess.run([sys.executable, "-m", "autograder.gradescope", "check", "--root",
+                              str(tmp_path / "root")],
                              capture_output=True, text=True, timeout=600, check=False,
                              env=dict(os.environ, PYTHONPATH=str(tmp_path / "root" / "source")))
     assert checked.returncode == 0, checked.stderr

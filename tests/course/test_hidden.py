@@ -75,7 +75,8 @@ def test_example_file_adds_a_hidden_problem_on_other_shapes(alice, notebook_extr
     notebook_extra(EXAMPLE)
     assignment = for_notebooks().find_assignment("custom-functions")
     extra = assignment.problems[-1]
-    assert (extra.name, extra.lookup, extra.hidden) == ("LinearFunction, other shapes", "LinearFunction", True)
+    assert (extra.name, extra.lookup, extra.hidden) == ("LinearFunction, other shapes", "LinearFunction",
+                                                        True)
     assert len(reference_data(extra)["cases"]) == 2
     after = check(alice["LinearFunction"])
     assert [r.name for r in after.results] == [r.name for r in before]

@@ -18,7 +18,8 @@ assert SEEN[-1] == "Triple", SEEN  # the file's own registry, as it is so far
 
 
 def test_registries_are_independent(tmp_path):
-    """Does a file loaded into one registry leave a fresh registry, and the built-in assignments, as they were?"""
+    """Does a file loaded into one registry leave a fresh registry, and the built-in assignments, as they
+    were?"""
     extra = tmp_path / "extra.py"
     extra.write_text(EXTRA)
     changed = load([extra])
@@ -36,9 +37,10 @@ def test_registries_are_independent(tmp_path):
 @pytest.mark.parametrize("call", [lambda: hide("custom-functions", "Exp"),
                                   lambda: add_problem("custom-functions", None)])
 def test_changes_outside_an_instructors_file_are_refused(call):
-    """Is hide() or add_problem() called outside an extra file an error that says where it belongs, rather than
-    a change nobody loads?"""
-    with pytest.raises(RuntimeError, match=r"while an instructor's file is loaded .* registry\.(hide|add_problem)"):
+    """Is hide() or add_problem() called outside an extra file an error that says where it belongs, rather
+    than a change nobody loads?"""
+    with pytest.raises(RuntimeError, match=r"while an instructor's file is loaded .* "
+                                           r"registry\.(hide|add_problem)"):
         call()
 
 

@@ -18,8 +18,8 @@ from autograder.course import Case, Problem, TensorSpec, add_problem
 add_problem("custom-functions", Problem(name="Reciprocal", summary="1 / x", reference=lambda x: 1 / 0,
                                          cases=(Case((TensorSpec((3,)),)),), hidden=True))
 """
-CAUSE = ("Problem 'Reciprocal' of custom-functions (from {path}): its reference raised ZeroDivisionError: division "
-         "by zero on case 1 (tensor(3,)).")
+CAUSE = ("Problem 'Reciprocal' of custom-functions (from {path}): its reference raised ZeroDivisionError: "
+         "division by zero on case 1 (tensor(3,)).")
 
 
 def said(result) -> str:
@@ -41,7 +41,8 @@ def test_a_broken_extra_file_is_refused(tmp_path, broken, command):
     args = {"list": ["list", "--extra", broken],
             "grade": ["grade", "--assignment", "custom-functions", "--extra", broken, "--out", out,
                       EXAMPLES],
-            "gradescope": ["gradescope", "--assignment", "custom-functions", "--extra", broken, "--out", out]}[command]
+            "gradescope": ["gradescope", "--assignment", "custom-functions", "--extra", broken, "--out", out],
+            }[command]
     result = autograder(*args, check=False, timeout=600)
     assert result.returncode == 2
     assert CAUSE.format(path=broken) in said(result) and "Traceback" not in result.stderr
@@ -53,8 +54,10 @@ def test_the_archives_setup_check_refuses_a_broken_extra_file(tmp_path, broken):
     is broken (here: replaced after the build), so that Gradescope's image is never ready?"""
     archive = tmp_path / "archive.zip"
     good = tmp_path / "good.py"
-    good.write_text(BROKEN.replace("1 / 0", "1 / x").replace("TensorSpec((3,))", "TensorSpec((3,), low=1.0, high=2.0)"))
-    autograder("gradescope", "--assignment", "custom-functions", "--extra", good, "--out", archive, timeout=600)
+    good.write_text(BROKEN.replace("1 / 0", "1 / x").replace("TensorSpec((3,))", "TensorSpec((3,), low=1.0, "
+                                                                                 "high=2.0)"))
+    autograder("gradescope", "--assignment", "custom-functions", "--extra", good, "--out", archive,
+               timeout=600)
     root = tmp_path / "root"
     with zipfile.ZipFile(archive) as z:
         z.extractall(root / "source")
@@ -91,17 +94,19 @@ def test_results_folder_inside_the_submissions_is_refused(tmp_path):
     subs = tmp_path / "class"
     subs.mkdir()
     (subs / "alice.py").write_text("x = 1\n")
-    result = autograder("grade", "--assignment", "gradcheck", "--out", subs / "graded", subs, check=False, timeout=600)
+    result = autograder("grade", "--assignment", "gradcheck", "--out", subs / "graded", subs, check=False,
+                        timeout=600)
     assert result.returncode == 2 and "is inside the submissions folder" in said(result)
-    result = autograder("grade", "--assignment", "gradcheck", "--out", tmp_path, subs, check=False, timeout=600)
+    result = autograder("grade", "--assignment", "gradcheck", "--out", tmp_path, subs, check=False,
+                        timeout=600)
     assert result.returncode == 2 and "is inside --out" in said(result)
 
 
 def test_gradescope_options_are_checked(tmp_path):
     """Does the archive's build refuse a time limit or a seed that would fail every student?"""
-    result = autograder("gradescope", "--assignment", "gradcheck", "--out", tmp_path / "a.zip", "--problem-timeout", "0",
-                        check=False, timeout=600)
+    result = autograder("gradescope", "--assignment", "gradcheck", "--out", tmp_path / "a.zip",
+                        "--problem-timeout", "0", check=False, timeout=600)
     assert result.returncode == 2 and "--problem-timeout must be" in said(result)
-    result = autograder("gradescope", "--assignment", "gradcheck", "--out", tmp_path / "a.zip", "--seed", "-5", check=False,
-                        timeout=600)
+    result = autograder("gradescope", "--assignment", "gradcheck", "--out", tmp_path / "a.zip", "--seed",
+                        "-5", check=False, timeout=600)
     assert result.returncode == 2 and "--seed must be" in said(result)

@@ -19,7 +19,8 @@ for problem in find_assignment("custom-functions").problems:
                {"event": "problem-end", "problem": problem.name, "status": "not a number"}]
 lines = [json.dumps({"event": "loaded"})] + [json.dumps(m) for m in forged]
 lines += [json.dumps({"event": "loaded"})] * 50000  # each one would have the grader look for leftovers
-lines += [json.dumps({"event": "problem-start", "problem": "KillHead", "pid": 1})]  # a pid the grader must not kill
+# a pid the grader must not kill
+lines += [json.dumps({"event": "problem-start", "problem": "KillHead", "pid": 1})]
 lines += ["[" * 200000 + "]" * 200000, '{"event": "cell-error", "index": "x", "error": 1}', "{" * 1000,
           json.dumps({"event": "problem", "problem": "MyReLU", "data": {"defined": True, "kind": "Function",
                                                                         "cases": []}})]

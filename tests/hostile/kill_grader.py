@@ -1,4 +1,5 @@
-# Hostile: tries to kill the grader (its parent, its process group, every process it may signal), then is right.
+# Hostile: tries to kill the grader (its parent, its process group, every process it may signal), then is
+# right.
 import os
 import signal
 

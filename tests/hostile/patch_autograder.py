@@ -20,7 +20,8 @@ def reference_like(problem, namespace, encoded_cases, seed=0):
 
 
 def all_passed(problem, data, seed=0):
-    return [autograder.judge.verdicts.CheckResult(problem.name, c, True, problem.points[c]) for c in problem.checks]
+    result = autograder.judge.verdicts.CheckResult
+    return [result(problem.name, c, True, problem.points[c]) for c in problem.checks]
 
 
 def forged_dumps(message, *args, **kwargs):
@@ -36,10 +37,11 @@ def cheat():
     autograder.judge.verdicts.judge = all_passed
     p.probe = reference_like
     p.__dict__["_cheat"] = reference_like
-    reference_like_code = (lambda problem, namespace, encoded_cases, seed=0: _cheat(problem, namespace,  # noqa: F821
-                                                                                  encoded_cases, seed)).__code__
+    reference_like_code = (lambda problem, namespace, encoded_cases, seed=0:
+                           _cheat(problem, namespace, encoded_cases, seed)).__code__  # noqa: F821
     p.probe.__code__ = reference_like_code
-    p.measure_case = lambda problem, obj, encoded, seed, recorded: autograder.judge.verdicts.reference_data(problem)["cases"][0]
+    p.measure_case = (lambda problem, obj, encoded, seed, recorded:
+                      autograder.judge.verdicts.reference_data(problem)["cases"][0])
     p.analytical_jacobian = lambda out, tensors: [[[0.0]]]
     p._T.grad = lambda *args, **kwargs: (None,) * 4
     autograder.sandbox._probe = reference_like

@@ -57,7 +57,10 @@ def test_file_swapped_just_before_opening_is_refused(tmp_path, secret, monkeypat
     def swap_then_open(name, *args, **kwargs):
         if os.fspath(name) == os.fspath(path):
             path.unlink()
-            path.symlink_to(secret / "hidden.py") if swap == "symlink" else os.link(secret / "hidden.py", path)
+            if swap == "symlink":
+                path.symlink_to(secret / "hidden.py")
+            else:
+                os.link(secret / "hidden.py", path)
         return real_open(name, *args, **kwargs)
 
     monkeypatch.setattr(files.os, "open", swap_then_open)

@@ -52,10 +52,15 @@ def section(name: str, end: str = "") -> str:
 
 # An honest notebook as students write them: magics, shell escapes, %%time around a Function, other cell
 # magics, and continuation lines that start with != or % (which line-by-line stripping broke).
-CONTINUED = ("        ctx.save_for_backward(result)\n        ok = (result.shape\n              != torch.Size([0]))\n"
-             "        three = (7\n                 % 4)\n        assert ok and three == 3\n")
+CONTINUED = ("        ctx.save_for_backward(result)\n"
+             "        ok = (result.shape\n"
+             "              != torch.Size([0]))\n"
+             "        three = (7\n"
+             "                 % 4)\n"
+             "        assert ok and three == 3\n")
 MAGIC_CELLS = [
-    "%matplotlib inline\n%load_ext autoreload\n%autoreload 2\n!echo hello\nimport torch\nfrom torch.autograd import Function",
+    ("%matplotlib inline\n%load_ext autoreload\n%autoreload 2\n!echo hello\nimport torch\n"
+     "from torch.autograd import Function"),
     "%%time\n" + section("KillHead", "MyReLU"),
     "%%capture\n" + section("MyReLU", "Exp"),
     section("Exp", "LinearFunction").replace("        ctx.save_for_backward(result)\n", CONTINUED),
@@ -71,8 +76,10 @@ MAGIC_CELLS = [
 MARKUP_CELLS = [
     "print('<script>alert(\"printed\")</script>')",
     "raise ValueError('<img src=x onerror=alert(1)>')",
-    ALICE_CODE.replace("return grad_output * result", "return Doubler.apply(grad_output * result)  # wrong: twice")
-         .replace("grad_input = grad_output.mm(weight)", "grad_input = Shifter.apply(grad_output.mm(weight))") + '''
+    ALICE_CODE.replace("return grad_output * result",
+                       "return Doubler.apply(grad_output * result)  # wrong: twice")
+              .replace("grad_input = grad_output.mm(weight)",
+                       "grad_input = Shifter.apply(grad_output.mm(weight))") + '''
 
 class Doubler(Function):
     @staticmethod
@@ -173,7 +180,8 @@ def test_honest_submissions_keep_full_marks(batch):
     best = sum(t["max_score"] for t in batch.results("alice")["tests"])
     for sid in HONEST:
         tests = batch.results(sid)["tests"]
-        assert all(t["status"] == "passed" for t in tests), (sid, [t for t in tests if t["status"] != "passed"])
+        failed = [t for t in tests if t["status"] != "passed"]
+        assert all(t["status"] == "passed" for t in tests), (sid, failed)
         assert batch.results(sid)["score"] == best, sid
 
 

@@ -70,7 +70,8 @@ def test_cell_magics_that_leave_python_are_skipped():
 def test_cells_without_magics_are_what_ipython_makes_of_them():
     """Is a cell without IPython syntax exactly what IPython's transformer makes of it (leading
     indentation and prompts removed, a final newline)?"""
-    for cell in ("x = 1", "    x = 1\n    y = 2", ">>> x = 1\n>>> y = x", "\n\nx = 1\n", "def f(:", "s = 'é'"):
+    cells = ("x = 1", "    x = 1\n    y = 2", ">>> x = 1\n>>> y = x", "\n\nx = 1\n", "def f(:", "s = 'é'")
+    for cell in cells:
         assert jupyter_code(cell) == TransformerManager().transform_cell(cell), cell
 
 

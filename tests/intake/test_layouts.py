@@ -111,7 +111,8 @@ EXPECTED = {
     "bob": ("lab.py", []),
     "carol": ("02-custom-functions.ipynb", []),
     "dan": ("notebook.ipynb", []),
-    "smithjohn_4242_998877_02-custom-functions": ("smithjohn_4242_998877_02-custom-functions.ipynb", ["helpers.py"]),
+    "smithjohn_4242_998877_02-custom-functions": ("smithjohn_4242_998877_02-custom-functions.ipynb",
+                                                  ["helpers.py"]),
     "jonesmary_LATE_4343_998879_lab2": ("jonesmary_LATE_4343_998879_lab2.py", []),
     "Grace Hopper": ("02-custom-functions.ipynb", ["helpers.py"]),
     "Alan Turing + Ada Lovelace": ("answers.py", []),
@@ -122,7 +123,8 @@ EXPECTED = {
 
 @pytest.fixture()
 def layouts(tmp_path) -> dict[str, Path]:
-    return {"folders": folder_per_student(tmp_path), "canvas": canvas(tmp_path), "gradescope": gradescope(tmp_path)}
+    return {"folders": folder_per_student(tmp_path), "canvas": canvas(tmp_path),
+            "gradescope": gradescope(tmp_path)}
 
 
 def found(paths: list[Path]) -> dict[str, tuple[str, list[str]]]:
@@ -164,9 +166,9 @@ def test_a_students_zip_in_a_folder_is_that_student(tmp_path):
     root.mkdir()
     zipped(student, root / "erin.zip")
     zipped(canvas(tmp_path), root / "submissions.zip")
-    assert found([root]) == {"erin": ("hw.ipynb", ["helpers.py"]),
-                             "smithjohn_4242_998877_02-custom-functions": EXPECTED["smithjohn_4242_998877_02-custom-functions"],
-                             "jonesmary_LATE_4343_998879_lab2": EXPECTED["jonesmary_LATE_4343_998879_lab2"]}
+    smith, jones = "smithjohn_4242_998877_02-custom-functions", "jonesmary_LATE_4343_998879_lab2"
+    assert found([root]) == {"erin": ("hw.ipynb", ["helpers.py"]), smith: EXPECTED[smith],
+                             jones: EXPECTED[jones]}
 
 
 def test_ids_stay_when_students_come_and_go(layouts):
@@ -218,7 +220,8 @@ def graded(tmp_path_factory):
     added."""
     base = tmp_path_factory.mktemp("layouts")
     roots = [folder_per_student(base), canvas(base), gradescope(base)]
-    zips = [zipped(root, base / f"{root.name}.zip", "top" if i == 2 else None) for i, root in enumerate(roots)]
+    zips = [zipped(root, base / f"{root.name}.zip", "top" if i == 2 else None)
+            for i, root in enumerate(roots)]
     folders_out, zips_out = base / "out-folders", base / "out-zips"
     grade = ("grade", "--assignment", "custom-functions", "--jobs", "2", "--quiet")
     first = autograder(*grade, "--out", folders_out, *roots, timeout=1800)
@@ -242,14 +245,16 @@ def test_every_layout_is_graded_with_helpers_imported(graded):
     assert set(got) == set(EXPECTED) | {"aaron"}
     for sid in ("alice", "carol", "dan", "smithjohn_4242_998877_02-custom-functions", "Grace Hopper",
                 "Alan Turing (aturing2)", "Alan Turing (alan.t)", "aaron"):
-        assert got[sid] == FULL, (sid, json.loads((graded["folders"] / sid / "results.json").read_text())["tests"])
+        results = json.loads((graded["folders"] / sid / "results.json").read_text())
+        assert got[sid] == FULL, (sid, results["tests"])
     assert got["bob"] < FULL and got["Alan Turing + Ada Lovelace"] == got["bob"]
 
 
 @pytest.mark.slow
 def test_zips_grade_the_same_as_folders(graded):
     """Do the zips of the three layouts give the very same ids and scores as the folders?"""
-    assert scores(graded["zips"]) == {sid: s for sid, s in scores(graded["folders"]).items() if sid != "aaron"}
+    folders = scores(graded["folders"])
+    assert scores(graded["zips"]) == {sid: s for sid, s in folders.items() if sid != "aaron"}
 
 
 @pytest.mark.slow

@@ -6,7 +6,8 @@ import pytest
 
 from autograder.sandbox import Limits, Task, landlock_abi, run_all
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="workers change user id only when the grader is root")
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="workers change user id only when the grader is "
+                                                          "root")
 
 PROBE = """
 import os

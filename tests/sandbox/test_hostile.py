@@ -31,11 +31,12 @@ PROBLEMS = ["KillHead", "MyReLU", "Exp", "LinearFunction"]
 NOBODY = 65534
 # Graded again as an ordinary user: the hazards whose containment does not rest on the worker's user id.
 AS_USER = ["background", "write_output", "kill_grader", "fork_bomb", "fork_once", "hang_backward",
-           "crash_segfault", "exit_os", "print_flood", "patch_autograder", "thread_patch", "control_zero_backward",
-           "control_wrong"]
+           "crash_segfault", "exit_os", "print_flood", "patch_autograder", "thread_patch",
+           "control_zero_backward", "control_wrong"]
 # ... and without Landlock: nothing that writes files or signals (the worker shares the grader's user id).
 AS_USER_WITHOUT_LANDLOCK = ["background", "fork_bomb", "hang_backward", "crash_segfault", "exit_os", "memory",
-                            "print_flood", "sigterm", "patch_autograder", "thread_patch", "control_zero_backward"]
+                            "print_flood", "sigterm", "patch_autograder", "thread_patch",
+                            "control_zero_backward"]
 WITHOUT_LANDLOCK = f"""
 import sys
 from pathlib import Path
@@ -80,8 +81,8 @@ class Batch:
 def grade(out: Path, cwd: Path, paths: list[Path], user: int | None = None,
           landlock: bool = True) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "autograder", "grade", "--assignment", "custom-functions",
-               "--out", str(out), "--load-timeout", str(LOAD_SECONDS), "--problem-timeout", str(PROBLEM_SECONDS),
-               "--jobs", "2", "--quiet", *map(str, paths)]
+               "--out", str(out), "--load-timeout", str(LOAD_SECONDS),
+               "--problem-timeout", str(PROBLEM_SECONDS), "--jobs", "2", "--quiet", *map(str, paths)]
     if not landlock:  # the command line has no switch for it: the same grading, through batch.grade()
         command = [sys.executable, "-c", WITHOUT_LANDLOCK, str(out), *map(str, paths)]
     if user is not None:  # an ordinary user that may still read an interpreter installed under /root
@@ -132,7 +133,8 @@ def assert_all_failed(batch: Batch, sid: str, *phrases: str, problems=PROBLEMS) 
                 assert phrase in test["output"], (sid, test["name"], phrase, test["output"])
 
 
-FORWARD_PART = ("is a Function", "forward", "inputs unchanged", "save_for_backward")  # measured before backward
+# measured before backward
+FORWARD_PART = ("is a Function", "forward", "inputs unchanged", "save_for_backward")
 
 
 def assert_backward_failed(batch: Batch, sid: str, phrase: str, problem: str) -> None:
@@ -143,7 +145,8 @@ def assert_backward_failed(batch: Batch, sid: str, phrase: str, problem: str) ->
             assert test["status"] == "passed" and test["score"] == test["max_score"], (sid, test)
         else:
             assert test["status"] == "failed" and test["score"] == 0, (sid, test)
-            assert phrase in test["output"] or "pass first" in test["output"], (sid, test["name"], test["output"])
+            assert phrase in test["output"] or "pass first" in test["output"], \
+                (sid, test["name"], test["output"])
 
 
 def assert_full_marks(batch: Batch, sid: str, problems=PROBLEMS) -> None:
@@ -334,8 +337,8 @@ def test_patching_torch_earns_nothing_for_wrong_functions(batch):
 
 
 def test_patching_the_autograder_earns_nothing_for_wrong_functions(batch):
-    """Does a submission with wrong backwards that replaces autograder.judge.verdicts.judge, the probe's functions
-    (their globals and their code) and the worker's message writer, at import and again inside every
+    """Does a submission with wrong backwards that replaces autograder.judge.verdicts.judge, the probe's
+    functions (their globals and their code) and the worker's message writer, at import and again inside every
     forward and backward, score exactly what the same Functions score untouched?"""
     for problem in PROBLEMS:
         tests = {t["name"].split(": ")[1]: t for t in batch.problem("patch_autograder", problem)}
@@ -375,7 +378,8 @@ def test_writing_into_the_output_folder_changes_nothing(batch):
     assert_scores_like(batch, "write_output", "control_wrong")
     page = batch.page("write_output")
     assert "could not write" in page and "WROTE" not in page
-    assert sorted(p.name for p in batch.out.iterdir()) == sorted(batch.submissions + ["grades.csv", "report.html"])
+    written = sorted(p.name for p in batch.out.iterdir())
+    assert written == sorted(batch.submissions + ["grades.csv", "report.html"])
     for folder in batch.out.iterdir():
         if folder.is_dir():
             assert sorted(p.name for p in folder.iterdir()) == ["feedback.html", "results.json"]

@@ -61,7 +61,8 @@ def base_url(site):
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=site))
+    handler = functools.partial(QuietHandler, directory=site)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}/"
@@ -105,10 +106,12 @@ class Page:
         context.route("**/*", self._route)
         self.tab = context.new_page()
         self.tab.set_default_timeout(TIMEOUT_MS)
-        self.tab.on("console", lambda m: m.type == "error" and self.problems.append(f"console error: {m.text}"))
+        self.tab.on("console",
+                    lambda m: m.type == "error" and self.problems.append(f"console error: {m.text}"))
         self.tab.on("pageerror", lambda e: self.problems.append(f"uncaught exception: {e}"))
         self.tab.on("requestfailed", self._failed)
-        self.tab.on("response", lambda r: r.status >= 400 and self.problems.append(f"HTTP {r.status}: {r.url}"))
+        self.tab.on("response",
+                    lambda r: r.status >= 400 and self.problems.append(f"HTTP {r.status}: {r.url}"))
 
     def _route(self, route):
         if is_local(route.request.url):

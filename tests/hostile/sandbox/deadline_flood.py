@@ -3,8 +3,9 @@
 import json
 import os
 
-lines = "".join(json.dumps(m) + "\n" for m in ({"event": "loaded"}, {"event": "problem-start", "problem": "KillHead"},
-                                             {"event": "cell", "index": 0}))
+messages = ({"event": "loaded"}, {"event": "problem-start", "problem": "KillHead"},
+            {"event": "cell", "index": 0})
+lines = "".join(json.dumps(m) + "\n" for m in messages)
 while True:
     for fd in range(3, 20):
         try:
