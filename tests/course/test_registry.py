@@ -35,7 +35,7 @@ def test_registries_are_independent(tmp_path):
 
 
 @pytest.mark.parametrize("call", [lambda: hide("custom-functions", "Exp"),
-                                  lambda: add_problem("custom-functions", None)])
+                                  lambda: add_problem("custom-functions", None)], ids=["hide", "add_problem"])
 def test_changes_outside_an_instructors_file_are_refused(call):
     """Is hide() or add_problem() called outside an extra file an error that says where it belongs, rather
     than a change nobody loads?"""
