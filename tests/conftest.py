@@ -7,6 +7,7 @@ that this module is imported once, whichever test imports it.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "custom-functions"  # alice.py right, bob.py wrong, carol and erin notebooks
 ALICE = EXAMPLES / "alice.py"
 HIDDEN_TESTS = ROOT / "docs" / "hidden_tests_example.py"  # the documented instructor's file (--extra)
+# The fields Gradescope reads in a results.json (both the local batch's and run_autograder's follow them).
+GRADESCOPE_SCHEMA = json.loads((ROOT / "tests" / "gradescope" / "results.schema.json").read_text())
 
 
 def autograder(*args, check: bool = True, cwd: Path = ROOT, timeout: float = 900,

@@ -23,11 +23,8 @@ import pytest
 
 from autograder.gradescope import Pictures, Settings, render_test, results_document
 from autograder.judge.verdicts import CheckResult, Figure
+from tests.conftest import EXAMPLES, GRADESCOPE_SCHEMA, HIDDEN_TESTS, ROOT, autograder
 
-ROOT = Path(__file__).resolve().parent.parent
-SCHEMA = json.loads((ROOT / "tests" / "gradescope_results.schema.json").read_text())
-EXAMPLES = ROOT / "examples" / "custom-functions"
-HIDDEN = ROOT / "docs" / "hidden_tests_example.py"
 SNOOP = """
 import os
 for path in ({source!r}, {settings!r}, {results!r}):
@@ -43,19 +40,12 @@ print("{{\\"score\\": 100}}")
 """
 
 
-def autograder(*args, check=True):
-    result = subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], capture_output=True, text=True,
-                            cwd=ROOT, timeout=600, check=False)
-    if check:
-        assert result.returncode == 0, result.stderr
-    return result
-
-
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory):
     """The archive for custom-functions, with the documented hidden tests bundled in."""
     out = tmp_path_factory.mktemp("archive") / "custom-functions.zip"
-    autograder("gradescope", "--assignment", "custom-functions", "--extra", HIDDEN, "--out", out)
+    autograder("gradescope", "--assignment", "custom-functions", "--extra", HIDDEN_TESTS, "--out", out,
+               timeout=600)
     return out
 
 
@@ -100,11 +90,12 @@ def run_autograder(root: Path) -> subprocess.CompletedProcess:
 def graded(archive):
     """run_autograder on a right, a wrong, a broken, an empty and a snooping submission (two at a time)."""
     snoop = {"snoop.py": SNOOP.format(source="SOURCE", settings="SETTINGS", results="RESULTS")}
-    cases = {"right": [EXAMPLES / "alice.py"], "wrong": [EXAMPLES / "bob.py"], "broken": [EXAMPLES / "erin.ipynb"],
-             "empty": {}, "snoop": snoop}
+    cases = {"right": [EXAMPLES / "alice.py"], "wrong": [EXAMPLES / "bob.py"],
+             "broken": [EXAMPLES / "erin.ipynb"], "empty": {}, "snoop": snoop}
     roots = {name: gradescope_root(archive, files) for name, files in cases.items()}
     snoop_root = roots["snoop"]
-    text = SNOOP.format(source=str(snoop_root / "source"), settings=str(snoop_root / "source" / "gradescope.json"),
+    text = SNOOP.format(source=str(snoop_root / "source"),
+                        settings=str(snoop_root / "source" / "gradescope.json"),
                         results=str(snoop_root / "results"))
     (snoop_root / "submission" / "snoop.py").write_text(text)
     with ThreadPoolExecutor(2) as pool:
@@ -135,8 +126,9 @@ def test_archive_holds_what_gradescope_needs(archive):
         settings = json.loads(z.read("gradescope.json"))
     for script in ("setup.sh", "run_autograder"):
         assert script in names and modes[script] & 0o111, script
-    assert {"requirements.txt", "autograder/__init__.py", "autograder/gradescope/__init__.py", "autograder/sandbox/pool.py",
-            "autograder/course/assignments/custom_functions.py", "autograder/report/templates/report.html.j2"} <= set(names)
+    assert {"requirements.txt", "autograder/__init__.py", "autograder/gradescope/__init__.py",
+            "autograder/sandbox/pool.py", "autograder/course/assignments/custom_functions.py",
+            "autograder/report/templates/report.html.j2"} <= set(names)
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc") or n.startswith("/")]
     assert settings["assignment"] == "custom-functions"
     assert settings["extra"] == ["extra/1-hidden_tests_example.py"] and settings["extra"][0] in names
@@ -147,11 +139,12 @@ def test_archive_holds_what_gradescope_needs(archive):
 def test_archive_requirements_keep_the_course_pins(archive):
     """Does the archive pin the run-time packages exactly as requirements.txt does, torch included?"""
     with zipfile.ZipFile(archive) as z:
-        pinned = [line for line in z.read("requirements.txt").decode().splitlines() if line and line[0] != "#"]
+        pinned = [line for line in z.read("requirements.txt").decode().splitlines()
+                  if line and line[0] != "#"]
     course = set((ROOT / "requirements.txt").read_text().splitlines())
     assert pinned and all(line in course for line in pinned)
-    assert {line.split("==")[0] for line in pinned} >= {"torch", "numpy", "graphviz", "torchviz", "matplotlib",
-                                                        "jinja2"}
+    assert {line.split("==")[0] for line in pinned} >= {"torch", "numpy", "graphviz", "torchviz",
+                                                        "matplotlib", "jinja2"}
 
 
 def test_scripts_are_valid_bash_and_install_what_is_needed(archive, tmp_path):
@@ -173,7 +166,8 @@ def test_scripts_are_valid_bash_and_install_what_is_needed(archive, tmp_path):
 def test_archive_is_reproducible(archive, tmp_path):
     """Does building again from the same inputs give the same bytes?"""
     again = tmp_path / "again.zip"
-    autograder("gradescope", "--assignment", "custom-functions", "--extra", HIDDEN, "--out", again)
+    autograder("gradescope", "--assignment", "custom-functions", "--extra", HIDDEN_TESTS, "--out", again,
+               timeout=600)
     assert again.read_bytes() == archive.read_bytes()
 
 
@@ -200,7 +194,7 @@ def test_build_usage_errors_are_one_paragraph(tmp_path, args, phrase):
     """Does a mistake in the build command exit 2 with a message that says what to fix?"""
     (tmp_path / "FILE").write_text("")
     real = [str(tmp_path / a) if a.endswith((".zip", ".tar", ".py")) else a for a in args]
-    result = autograder("gradescope", *real, check=False)
+    result = autograder("gradescope", *real, check=False, timeout=600)
     assert result.returncode == 2
     assert phrase in result.stderr.replace("\n  ", " ")
     assert "Traceback" not in result.stderr
@@ -217,9 +211,10 @@ def test_results_validate_and_hold_nothing_but_json(graded, name):
     text = (root / "results" / "results.json").read_text()
     document = json.loads(text)  # fails on anything printed before or after the JSON
     assert text.lstrip().startswith("{") and text.rstrip().endswith("}")
-    jsonschema.validate(document, SCHEMA)
+    jsonschema.validate(document, GRADESCOPE_SCHEMA)
     assert document["execution_time"] >= 0 and document["output_format"] == "html"
-    assert all(t["visibility"] in ("visible", "hidden") and t["output_format"] == "html" for t in document["tests"])
+    assert all(t["visibility"] in ("visible", "hidden") and t["output_format"] == "html"
+               for t in document["tests"])
     assert "autograder: wrote" in run.stdout  # the log goes to Gradescope's stdout instead
 
 
@@ -262,7 +257,8 @@ def test_broken_submission_fails_everything_with_a_reason(graded):
     """Does an unreadable notebook get every test failed, saying why, rather than a crash?"""
     document = results(graded, "broken")
     assert document["score"] == 0 and document["tests"]
-    assert all(t["status"] == "failed" and "not a readable Jupyter notebook" in t["output"] for t in document["tests"])
+    assert all(t["status"] == "failed" and "not a readable Jupyter notebook" in t["output"]
+               for t in document["tests"])
 
 
 @pytest.mark.slow
@@ -289,8 +285,8 @@ def test_student_code_cannot_read_the_grader_files(graded):
 # -- output formats ----------------------------------------------------------------------------------------
 
 def failed_result() -> CheckResult:
-    heat = Figure("heatmaps", "Jacobian with respect to x", [("yours", [[1.0, -2.0]]), ("reference", [[1.0, 2.0]]),
-                                                                ("difference", [[0.0, -4.0]])])
+    heat = Figure("heatmaps", "Jacobian with respect to x",
+                  [("yours", [[1.0, -2.0]]), ("reference", [[1.0, 2.0]]), ("difference", [[0.0, -4.0]])])
     graph = {"nodes": [["n0", "x\n(2)", "leaf"], ["n1", "ExpBackward0", "op"], ["n2", "out", "output"]],
              "edges": [["n0", "n1"], ["n1", "n2"]]}
     graphs = Figure("graphs", "the graph of backward", [("yours", graph), ("reference", graph)])
@@ -329,7 +325,7 @@ def test_graphs_are_drawn_once_per_problem():
 
 def test_results_document_validates_in_every_format():
     """Does a document built in each format and visibility validate against Gradescope's schema?"""
-    from autograder.course.assignments import find_assignment
+    from autograder.course import find_assignment
     from autograder.gradescope import FileResult
 
     assignment = find_assignment("gradcheck")
@@ -339,7 +335,7 @@ def test_results_document_validates_in_every_format():
         settings = Settings("gradcheck", output_format=fmt, visibility="after_due_date",
                             hidden_visibility="after_published")
         document = results_document(assignment, [FileResult("a.py", "0" * 64, [result])], settings, 1.5)
-        jsonschema.validate(document, SCHEMA)
+        jsonschema.validate(document, GRADESCOPE_SCHEMA)
         assert document["tests"][0]["visibility"] == "after_due_date"
 
 
@@ -352,13 +348,14 @@ def test_tracebacks_lose_the_grader_frames():
             f'    class MyReLU(Function)\n                          ^\nSyntaxError: expected \':\'')
     shown = strip_grader_frames(text)
     assert "sandbox.py" not in shown and "exec(compile" not in shown
-    assert shown.endswith('  File "<cell 3>", line 1\n    class MyReLU(Function)\n                          ^\n'
+    assert shown.endswith('  File "<cell 3>", line 1\n    class MyReLU(Function)\n'
+                          '                          ^\n'
                           "SyntaxError: expected ':'")
 
 
 def test_picture_budget_goes_to_visible_tests_first():
     """When pictures run short, do the tests students may see keep theirs before hidden tests do?"""
-    from autograder.course.assignments import find_assignment
+    from autograder.course import find_assignment
     from autograder.gradescope import FileResult
 
     hidden, shown = failed_result(), failed_result()
@@ -368,7 +365,8 @@ def test_picture_budget_goes_to_visible_tests_first():
     probe = Pictures(10**6)
     render_test(shown, "html", probe, set())
     settings = Settings("gradcheck", picture_bytes=10**6 - probe.left)  # room for one test's pictures
-    document = results_document(find_assignment("gradcheck"), [FileResult("a.py", "", [hidden, shown])], settings, 1)
+    document = results_document(find_assignment("gradcheck"), [FileResult("a.py", "", [hidden, shown])],
+                                settings, 1)
     first, second = document["tests"]
     assert first["visibility"] == "hidden" and "picture left out" in first["output"]
     assert second["visibility"] == "visible" and second["output"].count("<img") == 3

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ALICE, autograder, notebook
-from tests.test_escaping import assert_no_live_markup
+from tests.report.test_escaping import assert_no_live_markup
 
 pytestmark = pytest.mark.slow
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from autograder import check
-from autograder.course.assignments import ASSIGNMENTS, find_problem
+from autograder.course.assignments.registry import find_problem, load
+from tests.conftest import ROOT
 from tests.wrong_functions import CASES, HEADER, NEVER, RIGHT, RIGHT_GRADCHECK
 
-ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*/*.py"))
 
 
@@ -82,12 +82,13 @@ def test_right_functions_pass_everything():
     namespace: dict = {}
     for path in ("custom-functions/alice.py", "double-backward/frank.py", "modern-functions/heidi.py"):
         exec((ROOT / "examples" / path).read_text(), namespace)  # noqa: S102
-    something = CASES[4][1].replace("input1.abs() * input2.sign(), grad_output * input1.sign() * input2.abs()",
-                                    "input1.sign() * input2.abs(), grad_output * input1.abs() * input2.sign()")
+    something = CASES[4][1].replace(
+        "input1.abs() * input2.sign(), grad_output * input1.sign() * input2.abs()",
+        "input1.sign() * input2.abs(), grad_output * input1.abs() * input2.sign()")
     exec(HEADER + something, namespace)  # noqa: S102
     exec(HEADER + RIGHT_GRADCHECK, namespace)  # noqa: S102
     namespace["check"] = check
-    for assignment in ASSIGNMENTS.values():
+    for assignment in load().assignments.values():
         for problem in assignment.problems:
             if problem.lookup not in namespace:
                 continue  # a problem another lesson adds, with its own right answer in its own tests
@@ -100,7 +101,8 @@ def test_failure_shows_gradient_shaped_panels_and_graphs():
     that says so, and the graphs of backward drawn by torchviz, as inline SVG?"""
     report = run_check(*CASES[0][:2])
     gradient = by_check(report)["gradient"]
-    heat, graphs = [f for f in gradient.figures if f.kind == "heatmaps"], [f for f in gradient.figures if f.kind == "graphs"]
+    heat = [f for f in gradient.figures if f.kind == "heatmaps"]
+    graphs = [f for f in gradient.figures if f.kind == "graphs"]
     assert len(heat) == 1 and len(graphs) == 1
     captions = [c for c, _ in heat[0].panels]
     assert captions[:2] == ["your grad_input", "right grad_input"] and captions[2].startswith("difference")
@@ -157,7 +159,7 @@ def _verdicts(path: Path, seed: int) -> dict[str, list[tuple[str, bool]]]:
     namespace = runpy.run_path(str(path))
     namespace["check"] = check
     found = {}
-    for assignment in ASSIGNMENTS.values():
+    for assignment in load().assignments.values():
         for problem in assignment.problems:
             if problem.lookup in namespace and problem.name not in found:
                 exec(f"report = check({problem.lookup}, problem={problem.name!r}, seed={seed})", namespace)  # noqa: S102
@@ -177,7 +179,8 @@ def test_lesson_7_failures_are_diagnosed():
     """Are ivan's lesson 7 mistakes (a wrong jvp, a Softplus derivative taken at -x, softsign's backward
     missing a square) each failed with its cause?"""
     namespace = runpy.run_path(str(ROOT / "examples" / "modern-functions" / "ivan.py"))
-    tanh, softplus, softsign = (by_check(check(namespace[n], problem=n)) for n in ("Tanh", "Softplus", "softsign"))
+    tanh, softplus, softsign = (by_check(check(namespace[n], problem=n))
+                                for n in ("Tanh", "Softplus", "softsign"))
     assert not tanh["forward mode"].passed and "forward mode (jvp)" in tanh["forward mode"].message
     assert tanh["gradient"].passed
     assert not softplus["gradient"].passed and "derivative at -x" in softplus["gradient"].message

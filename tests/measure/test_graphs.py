@@ -84,7 +84,7 @@ def test_check_without_dot_gives_the_same_verdicts_and_graphs_as_text(monkeypatc
     """Where `dot` is missing, does check() give the same verdicts and heat maps, with each graph shown as
     text that says Graphviz is not installed?"""
     from autograder.report import pages as render
-    from tests.test_judge import run_check
+    from tests.judge.test_judge import run_check
     from tests.wrong_functions import CASES
 
     with_dot = run_check(*CASES[0][:2])

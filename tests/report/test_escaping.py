@@ -86,7 +86,8 @@ def test_graphviz_failure_falls_back_to_text(monkeypatch):
 
 @pytest.mark.parametrize("data", [None, [], "graph", {"nodes": "x"}, {"nodes": [[1, 2]], "edges": 5},
                                   {"nodes": [[{"a": 1}, "x", "op"]]}, {"nodes": [["a", "x", "op"]] * 500},
-                                  {"nodes": [["a", "x", "op"]], "edges": [["a", "a", "a"], "ab", [["a"], "a"]]}])
+                                  {"nodes": [["a", "x", "op"]],
+                                   "edges": [["a", "a", "a"], "ab", [["a"], "a"]]}])
 def test_malformed_graph_data_is_dropped(data):
     """Is malformed graph data from a worker dropped piece by piece instead of raising?"""
     graph = Graph.from_dict(data)
@@ -138,7 +139,8 @@ def test_heat_map_shows_what_is_not_a_number_in_black():
     """Are NaN and values that are not numbers at all drawn black (not as the largest positive value),
     with finite values setting the scale?"""
     picture = heatmaps_svg(Figure("heatmaps", "t", [("yours", [[float("nan"), "x"], [2.0, -1.0]])]))
-    fills = [el.get("fill") for el in ET.fromstring(picture).iter() if el.tag.endswith("rect") and el.get("width") == "24"]
+    fills = [el.get("fill") for el in ET.fromstring(picture).iter()
+             if el.tag.endswith("rect") and el.get("width") == "24"]
     assert fills == ["#000000", "#000000", "#ff0000", "#8080ff"]
 
 
@@ -181,7 +183,8 @@ def test_canvas_import_neutralises_names_and_reads_ids_back(tmp_path):
     table = list(csv.reader(io.StringIO(canvas_csv(graded, "=lab").csv)))
     assert table[0][-1] == "'=lab" and table[2][0] == table[2][3] == "'=evil" and table[3][0] == "alice"
     roster = tmp_path / "roster.csv"
-    roster.write_text('Student,ID,SIS User ID,SIS Login ID,Section\n"=HYPERLINK(""http://x"")",1,S1,alice,@A\n')
+    roster.write_text('Student,ID,SIS User ID,SIS Login ID,Section\n'
+                      '"=HYPERLINK(""http://x"")",1,S1,alice,@A\n')
     table = list(csv.reader(io.StringIO(canvas_csv(graded, "lab", roster).csv)))
     assert table[2] == ["'=HYPERLINK(\"http://x\")", "1", "S1", "alice", "'@A", "2"]
     for row in table:

@@ -3,15 +3,12 @@
 import csv
 import io
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from autograder.report.export import ExportError, canvas_csv, canvas_user_id, export_canvas, read_graded
+from tests.conftest import ROOT, autograder
 
-ROOT = Path(__file__).resolve().parent.parent
 HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 
 
@@ -30,8 +27,8 @@ def graded(tmp_path):
     (folder / "grades.csv").write_text("\n".join(lines) + "\n")
     for sid, score, _ in table:
         (folder / sid).mkdir()
-        (folder / sid / "results.json").write_text(json.dumps({"score": score, "tests": [],
-                                                               "extra_data": {"assignment": "custom-functions"}}))
+        result = {"score": score, "tests": [], "extra_data": {"assignment": "custom-functions"}}
+        (folder / sid / "results.json").write_text(json.dumps(result))
     return folder
 
 
@@ -115,14 +112,12 @@ def test_export_command_and_its_errors(graded, roster, tmp_path):
     """Does `python -m autograder export` write the file and say what it matched, and fail clearly
     without grades?"""
     out = tmp_path / "canvas.csv"
-    command = [sys.executable, "-m", "autograder", "export", "--graded", str(graded), "--canvas", str(out),
-               "--roster", str(roster)]
-    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300, check=False)
-    assert result.returncode == 0, result.stderr
+    command = ["export", "--graded", graded, "--canvas", out, "--roster", roster]
+    result = autograder(*command, timeout=300)
     assert "4 students" in result.stdout and "stranger" in result.stdout and "Nobody, Ned" in result.stdout
     assert rows(out.read_text())[2][-1] == "38"
-    command[5] = str(tmp_path / "nothing")
-    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300, check=False)
+    command[2] = tmp_path / "nothing"
+    result = autograder(*command, check=False, timeout=300)
     message = result.stderr.replace("\n  ", " ")
     assert result.returncode == 2 and "holds no grades.csv" in message and "Traceback" not in message
 
@@ -139,13 +134,10 @@ def test_grade_with_canvas_and_hidden_checks(tmp_path):
     """Does `grade --canvas` write the import next to grades.csv, and does a hidden check count in the
     score, carry visibility "hidden" in results.json, and stay out of the student's feedback.html?"""
     extra = tmp_path / "hidden.py"
-    extra.write_text("from autograder.course.assignments import hide\nhide('double-backward', 'Cube: gradgradcheck')\n")
+    extra.write_text("from autograder.course import hide\nhide('double-backward', 'Cube: gradgradcheck')\n")
     out, canvas = tmp_path / "graded", tmp_path / "canvas.csv"
-    result = subprocess.run([sys.executable, "-m", "autograder", "grade", "--assignment", "double-backward",
-                             "--out", str(out), "--quiet", "--extra", str(extra), "--canvas", str(canvas),
-                             str(ROOT / "examples" / "double-backward")],
-                            capture_output=True, text=True, cwd=ROOT, timeout=900, check=False)
-    assert result.returncode == 0, result.stderr
+    autograder("grade", "--assignment", "double-backward", "--out", out, "--quiet", "--extra", extra,
+               "--canvas", canvas, ROOT / "examples" / "double-backward")
     table = rows(canvas.read_text())
     assert {r[3] for r in table[2:]} == {"frank", "grace"}
     for sid in ("frank", "grace"):

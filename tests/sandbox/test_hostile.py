@@ -1,5 +1,5 @@
-"""Does one batch of hostile submissions (tests/hostile/) get graded to the end, each hostile submission
-failing for its own cause, while the right submissions among them keep full marks?
+"""Does one batch of hostile submissions (tests/sandbox/hostile/) get graded to the end, each hostile
+submission failing for its own cause, while the right submissions among them keep full marks?
 
 The whole folder and two copies of alice.py are graded in one run of the command line as root (workers
 under their own user ids). The hazards whose containment does not rest on user ids are graded again as an
@@ -25,7 +25,7 @@ from tests.conftest import ALICE, ROOT
 
 pytestmark = pytest.mark.slow
 
-HOSTILE = ROOT / "tests" / "hostile"
+HOSTILE = ROOT / "tests" / "sandbox" / "hostile"
 LOAD_SECONDS, PROBLEM_SECONDS = 20, 10
 PROBLEMS = ["KillHead", "MyReLU", "Exp", "LinearFunction"]
 NOBODY = 65534

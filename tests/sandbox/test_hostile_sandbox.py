@@ -3,30 +3,29 @@
 One batch, graded as root through the command line with an instructor's extra file (a hidden problem and
 a secret string), mixes honest submissions (two copies of alice.py carrying a marker of their own, and one
 that computes for a few seconds before defining its Functions) with one submission per hazard of
-tests/hostile/sandbox/: snooping in memory and on disk for classmates' work and the hidden tests, forging
-through trace and profile hooks or a patched json module, exhausting the process limit with threads, forging messages to move a
-deadline, memory behind memfd_create, sixty spinning processes, and System V shared memory left for a
-classmate. Only results, files and processes are checked, never times.
+tests/sandbox/hostile_sandbox/: snooping in memory and on disk for classmates' work and the hidden tests,
+forging through trace and profile hooks or a patched json module, exhausting the process limit with
+threads, forging messages to move a deadline, memory behind memfd_create, sixty spinning processes, and
+System V shared memory left for a classmate. Only results, files and processes are checked, never times.
 """
 
 import csv
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from autograder.sandbox.cgroups import Cgroups
 from autograder.sandbox.confine import available
+from tests.conftest import ALICE, ROOT, autograder
 
 pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(os.geteuid() != 0, reason="workers get their own user ids only when the grader is root")]
+              pytest.mark.skipif(os.geteuid() != 0, reason="workers get their own user ids only when the "
+                                                           "grader is root")]
 
-ROOT = Path(__file__).resolve().parent.parent
-HOSTILE = ROOT / "tests" / "hostile" / "sandbox"
-ALICE = ROOT / "examples" / "custom-functions" / "alice.py"
+HOSTILE = ROOT / "tests" / "sandbox" / "hostile_sandbox"
 PROBLEMS = ["KillHead", "MyReLU", "Exp", "LinearFunction"]
 MARKER = "SECRET-ALICE-7731"
 BUSY = "import time\nimport torch\n\nstart = time.process_time()\nwhile time.process_time() - start < 3:\n" \
@@ -51,12 +50,11 @@ def batch(tmp_path_factory):
     leftover = Path("/tmp") / f"autograder-{dead.pid}-leftover"
     leftover.mkdir(exist_ok=True)
     out = base / "out"
-    run = subprocess.run([sys.executable, "-m", "autograder", "grade", "--assignment", "custom-functions",
-                          "--out", str(out), "--load-timeout", "20", "--problem-timeout", "10", "--jobs", "3",
-                          "--quiet", "--extra", str(HOSTILE / "secret_extra.py"), str(submissions)],
-                         capture_output=True, text=True, timeout=1200, check=False)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return {"out": out, "run": run, "leftover": leftover, "ids": sorted(p.stem for p in submissions.glob("*.py"))}
+    run = autograder("grade", "--assignment", "custom-functions", "--out", out, "--load-timeout", "20",
+                     "--problem-timeout", "10", "--jobs", "3", "--quiet",
+                     "--extra", HOSTILE / "secret_extra.py", submissions, timeout=1200)
+    ids = sorted(p.stem for p in submissions.glob("*.py"))
+    return {"out": out, "run": run, "leftover": leftover, "ids": ids}
 
 
 def results(batch, sid: str) -> dict:
@@ -64,7 +62,10 @@ def results(batch, sid: str) -> dict:
 
 
 def checks_of(batch, sid: str) -> dict[str, dict]:
-    return {t["name"]: t for t in results(batch, sid)["tests"]}
+    """sid's checks by name: never none, so that a loop over them always asserts."""
+    found = {t["name"]: t for t in results(batch, sid)["tests"]}
+    assert found, f"{sid} has no checks"
+    return found
 
 
 def visible_text(batch, sid: str) -> str:
@@ -79,7 +80,8 @@ def test_every_submission_is_graded(batch):
 
 
 def test_honest_submissions_keep_full_marks(batch):
-    """alice twice, and busy.py, which computes for 3 s of CPU while sixty spinners and the other hazards run."""
+    """alice twice, and busy.py, which computes for 3 s of CPU while sixty spinners and the other hazards
+    run."""
     for sid in ("alice", "alice_again", "busy"):
         for name, test in checks_of(batch, sid).items():
             assert test["status"] == "passed", (sid, name, test["output"][:300])
@@ -154,7 +156,8 @@ def test_nothing_of_a_worker_survives(batch):
     """No process of the batch runs on, no worker folder is left in /tmp (the killed grader's one was
     swept), and no cgroup of this grader remains."""
     assert not batch["leftover"].exists()
-    folders = [p for p in Path("/tmp").glob("autograder-*-*") if p.is_dir() and p.name.split("-")[1].isdigit()]
+    folders = [p for p in Path("/tmp").glob("autograder-*-*")
+               if p.is_dir() and p.name.split("-")[1].isdigit()]
     left = [p for p in folders if not Path(f"/proc/{p.name.split('-')[1]}").exists()]  # their grader is gone
     assert left == []
     for entry in Path("/proc").iterdir():
@@ -178,12 +181,12 @@ def test_a_full_disk_fails_one_submission_not_the_run(tmp_path):
     no half-written file is left."""
     small = tmp_path / "small"
     small.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48k", "tmpfs", str(small)], check=False).returncode:
+    mount = ["mount", "-t", "tmpfs", "-o", "size=48k", "tmpfs", str(small)]
+    if subprocess.run(mount, check=False).returncode:
         pytest.skip("cannot mount a small tmpfs here")
     try:
-        run = subprocess.run([sys.executable, "-m", "autograder", "grade", "--assignment", "custom-functions",
-                              "--out", str(small / "out"), "--quiet", str(ALICE.parent)],
-                             capture_output=True, text=True, timeout=600, check=False)
+        run = autograder("grade", "--assignment", "custom-functions", "--out", small / "out", "--quiet",
+                         ALICE.parent, check=False, timeout=600)
         assert run.returncode in (0, 2), run.stderr
         assert "Traceback" not in run.stderr
         assert "No space left on device" in run.stderr and "run the same command again" in run.stderr

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from autograder.batch import problem_jobs
-from autograder.course.assignments import find_assignment
+from autograder.course import find_assignment
 from autograder.sandbox import Limits, Task, run_all
 from autograder.sandbox.cgroups import Cgroups
 
@@ -39,7 +39,8 @@ class KillHead(Function):
 
 # Members of its own cgroup: the worker alone, if what came before it was cleared away.
 COUNTS_ITS_GROUP = """
-path = [line.split(":", 2)[2].strip() for line in open("/proc/self/cgroup") if ":memory:" in line or line.startswith("0::")][0]
+path = [line.split(":", 2)[2].strip() for line in open("/proc/self/cgroup")
+        if ":memory:" in line or line.startswith("0::")][0]
 root = "/sys/fs/cgroup/memory" if ":memory:" in open("/proc/self/cgroup").read() else "/sys/fs/cgroup/unified"
 members = open(root + path + "/cgroup.procs").read().split()
 print("members", len(members))
