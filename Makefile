@@ -1,5 +1,6 @@
 # autograd-course: the two commands are `make demo` and `make test`; both set up what they need.
 PY := .venv/bin/python
+LINT := .venv/bin/ruff check autograder tools tests
 SOLUTIONS ?= 1
 export PYTHONHASHSEED := 0
 
@@ -17,7 +18,8 @@ setup-browser:
 demo: setup  ## grade the bundled example class and write the feedback
 	$(PY) -m autograder.demo
 
-test: setup-browser  ## everything: unit tests, notebooks (nbval), student sync, site in a browser
+test: setup-browser  ## everything: lint, unit tests, notebooks (nbval), student sync, site in a browser
+	$(LINT)
 	$(PY) -m pytest -n 2 --dist loadfile tests
 	$(PY) -m pytest -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg solutions
 
@@ -40,8 +42,8 @@ site:  ## build the static site into build/site/ (SOLUTIONS=0 leaves solutions o
 bench: setup  ## autograder against nbgrader on a generated class
 	$(PY) -m tools.bench
 
-lint: setup
-	.venv/bin/ruff check autograder tools tests
+lint: setup  ## ruff, as make test runs it first (pyproject.toml's [tool.ruff]: lines of at most 110 characters)
+	$(LINT)
 
 clean:
 	rm -rf build .pytest_cache .jupyter_cache demo-feedback

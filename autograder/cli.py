@@ -110,45 +110,45 @@ def _extra_option(parser: argparse.ArgumentParser, note: str = "") -> None:
                         help="an instructor's private file that hides or adds problems" + (f"; {note}" if note else ""))
 
 
-def load_extras(paths: list[Path]) -> None:
-    from autograder.course.assignments import BROKEN, load_extra
+def load_extras(paths: list[Path]):
+    """The assignments this command knows (a Registry): built-in, installed, then the --extra files'."""
+    from autograder.course.assignments.registry import load
 
+    registry = load()
     for path in paths:
         if path.suffix != ".py":
             fail(f"--extra takes a Python file (.py), not {path}")
         try:
-            load_extra(path)
+            registry.load_extra(path)
         except LookupError as error:
             fail(str(error))
-    for broken in BROKEN:
+    for broken in registry.broken:
         print("autograder: warning: " + paragraph(broken), file=sys.stderr)
+    return registry
 
 
-def validated(assignment, seed: int = config.SEED):
+def validated(assignment, origins: dict, seed: int = config.SEED):
     """The assignment, once validate.py finds every problem gradable; else a usage error naming the
     problem and the cause."""
-    from autograder.course.assignments import ORIGINS
     from autograder.course.validate import InvalidAssignment, validate
 
     try:
-        validate(assignment, seed, ORIGINS)
+        validate(assignment, seed, origins)
     except InvalidAssignment as error:
         fail(f"{error} Nothing was done: fix it and run the command again.")
     return assignment
 
 
-def lookup(name: str):
+def lookup(registry, name: str):
     """The assignment called name, not yet validated; else a usage error listing the assignments."""
-    from autograder.course.assignments import find_assignment
-
     try:
-        return find_assignment(name)
+        return registry.find_assignment(name)
     except LookupError as error:
         fail(str(error))
 
 
-def find(name: str, seed: int = config.SEED):
-    return validated(lookup(name), seed)
+def find(registry, name: str, seed: int = config.SEED):
+    return validated(lookup(registry, name), registry.origins, seed)
 
 
 def check_seed(seed: int) -> None:
@@ -193,15 +193,13 @@ def check_paths(args) -> None:
 
 
 def cmd_list(args) -> int:
-    from autograder.course.assignments import ASSIGNMENTS, from_outside
-
-    load_extras(args.extra)
-    for assignment in from_outside():
-        validated(assignment)
+    registry = load_extras(args.extra)
+    for assignment in registry.from_outside():
+        validated(assignment, registry.origins)
     if args.json:
-        print(json.dumps([a.to_dict() for a in ASSIGNMENTS.values()], indent=2))
+        print(json.dumps([a.to_dict() for a in registry.assignments.values()], indent=2))
         return 0
-    for a in ASSIGNMENTS.values():
+    for a in registry.assignments.values():
         print(f"{a.name}  (lesson {a.lesson}, {a.max_score:g} points)")
         for p in a.problems:
             hidden = " [hidden]" if p.hidden else (f" [hidden checks: {', '.join(sorted(p.hidden_checks))}]"
@@ -233,12 +231,12 @@ def _grade(args, server) -> int:
     check_seed(args.seed)
     limits = check_limits(args.load_timeout, args.problem_timeout)
     check_paths(args)
-    load_extras(args.extra)
+    registry = load_extras(args.extra)
     from autograder.pipeline import warm_up
 
-    assignment = lookup(args.assignment)
+    assignment = lookup(registry, args.assignment)
     server.warm_up(*warm_up(assignment))  # the clean parent warms up while the assignment is validated
-    validated(assignment, args.seed)
+    validated(assignment, registry.origins, args.seed)
     INTERRUPTED[0] = (f"Stopped. Every submission graded before now is saved in {args.out}: run the same command "
                       f"again to grade the rest.")
     try:
@@ -294,8 +292,7 @@ def cmd_gradescope(args) -> int:
 
     check_seed(args.seed)
     check_limits(args.load_timeout, args.problem_timeout)
-    load_extras(args.extra)
-    assignment = find(args.assignment, args.seed)
+    assignment = find(load_extras(args.extra), args.assignment, args.seed)
     if args.out.suffix != ".zip":
         fail(f"--out must name a .zip file (Gradescope takes the autograder as a zip), not {args.out}")
     settings = Settings(assignment.name, visibility=args.visibility, hidden_visibility=args.hidden_visibility,

@@ -53,7 +53,7 @@ def check(obj, problem: str | None = None, seed: int = 0) -> Report | None:
     if os.environ.get("AUTOGRADER_BATCH"):
         return None  # inside a grading worker the notebook's own check cells are skipped
     # Imported here, past that return: a worker never loads the grader's code (autograder/judge/).
-    from autograder.course.assignments import find_problem, load_environment_extras
+    from autograder.course.assignments.registry import for_notebooks
     from autograder.judge.plan import probe
     from autograder.judge.reference import encoded_cases, expectations
     from autograder.judge.verdicts import judge
@@ -62,8 +62,8 @@ def check(obj, problem: str | None = None, seed: int = 0) -> Report | None:
     if not name:
         raise TypeError("check() needs the class or function itself, e.g. check(KillHead), or "
                         "check(obj, problem='KillHead').")
-    load_environment_extras()  # AUTOGRADER_EXTRA: an instructor's problems, visible to check() when they want
-    spec = find_problem(name, include_hidden=False)
+    # with AUTOGRADER_EXTRA's files: an instructor's problems, visible to check() when they want
+    spec = for_notebooks().find_problem(name, include_hidden=False)
     namespace = dict(sys._getframe(1).f_globals)  # for companions such as CubeBackward or Sinh
     namespace[spec.lookup] = obj
     data = probe(spec, namespace, encoded_cases(spec, seed), seed, expectations(spec, seed))

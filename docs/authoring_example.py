@@ -15,8 +15,7 @@ that check fails.
 
 import torch
 
-from autograder.course.assignments import Assignment, add_assignment
-from autograder.course.problems import Case, Problem, TensorSpec
+from autograder.course import Assignment, Case, Problem, TensorSpec, add_assignment
 
 
 def gather(x, index, dim=1):

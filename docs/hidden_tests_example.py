@@ -12,9 +12,8 @@ them once you publish the grades). In a Gradescope archive this file sits in /au
 which students' code cannot read.
 """
 
-from autograder.course.assignments import add_problem, hide
+from autograder.course import Case, Problem, TensorSpec, add_problem, hide
 from autograder.course.assignments.custom_functions import linear
-from autograder.course.problems import Case, Problem, TensorSpec
 
 # 1. One check hidden: Exp's second derivatives are graded but not shown while students work.
 hide("custom-functions", "Exp: gradgradcheck")

@@ -2,30 +2,18 @@
 
 import csv
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-SCHEMA = json.loads((ROOT / "tests" / "gradescope_results.schema.json").read_text())
-
-
-def autograder(*args, check=True):
-    result = subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], check=False, capture_output=True,
-                            text=True,
-                            cwd=ROOT, timeout=900)
-    if check:
-        assert result.returncode == 0, result.stderr
-    return result
+from tests.conftest import EXAMPLES, GRADESCOPE_SCHEMA, autograder
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     out = tmp_path_factory.mktemp("graded")
-    autograder("grade", "--assignment", "custom-functions", "--out", out, "--quiet", ROOT / "examples" / "custom-functions")
+    autograder("grade", "--assignment", "custom-functions", "--out", out, "--quiet", EXAMPLES)
     return out
 
 
@@ -46,7 +34,7 @@ def test_list_json_names_problems_and_points():
 def test_results_follow_gradescope_format(graded):
     """Does every results.json validate against Gradescope's results fields?"""
     for sid in ("alice", "bob", "carol", "erin"):
-        jsonschema.validate(results(graded, sid), SCHEMA)
+        jsonschema.validate(results(graded, sid), GRADESCOPE_SCHEMA)
 
 
 def test_right_submission_gets_full_marks(graded):
@@ -64,8 +52,7 @@ def test_wrong_submission_is_explained(graded):
     assert "wrong sign" in tests["MyReLU: gradient"]["output"]
     assert "cannot follow" in tests["Exp: gradgradcheck"]["output"]
     assert "2 times" in tests["LinearFunction: gradient"]["output"]
-    assert "torch.autograd.gradcheck" in tests["Exp: gradcheck"]["output"] or "GradcheckError" in \
-        tests["KillHead: gradcheck"]["output"]
+    assert "GradcheckError" in tests["KillHead: gradcheck"]["output"]  # (bob's Exp passes gradcheck)
 
 
 def test_broken_cells_do_not_stop_later_cells(graded):
@@ -113,7 +100,8 @@ def test_feedback_page_is_self_contained(graded):
 @pytest.mark.parametrize(("args", "phrase"), [
     (("grade", "--assignment", "nope", "--out", "OUT", "examples"), "There is no assignment called 'nope'"),
     (("grade", "--assignment", "gradcheck", "--out", "OUT", "EMPTY"), "No submissions found"),
-    (("grade", "--assignment", "gradcheck", "--out", "FILE/sub", "examples"), "Cannot write to the output folder"),
+    (("grade", "--assignment", "gradcheck", "--out", "FILE/sub", "examples"),
+     "Cannot write to the output folder"),
     (("grade", "--assignment", "gradcheck"), "required"),
 ])
 def test_usage_errors_are_one_clear_paragraph(tmp_path, args, phrase):

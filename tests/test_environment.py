@@ -1,10 +1,9 @@
 """Do the two descriptions of the environment, requirements.txt and environment.yml, agree?"""
 
-from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import ROOT
 
 
 def requirements() -> list[str]:
@@ -14,7 +13,8 @@ def requirements() -> list[str]:
 
 def environment_pip() -> list[str]:
     environment = yaml.safe_load((ROOT / "environment.yml").read_text())
-    sections = [item["pip"] for item in environment["dependencies"] if isinstance(item, dict) and "pip" in item]
+    sections = [item["pip"] for item in environment["dependencies"]
+                if isinstance(item, dict) and "pip" in item]
     assert len(sections) == 1, "environment.yml should have one pip: section under dependencies"
     return [str(line).strip() for line in sections[0]]
 

@@ -33,9 +33,9 @@ from packaging.utils import canonicalize_name
 import autograder
 from autograder.gradescope.build import RUNTIME
 from autograder.measure.graphs import AS_TEXT, NO_DOT
+from tests.conftest import ROOT
 from tools.make_student import BEGIN, SETUP_ID
 
-ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 CHECK_TITLE = re.compile(r"check\((\w+)\): (all checks pass|some checks fail)")
 
@@ -73,7 +73,8 @@ def imported_modules(source: str) -> set[str]:
 def third_party(modules: set[str]) -> set[str]:
     """The distributions (canonical names) that provide the modules that are neither stdlib nor ours."""
     providers = packages_distributions()
-    outside = {m for m in modules if m not in sys.stdlib_module_names and m not in ("autograder", "__future__")}
+    outside = {m for m in modules
+               if m not in sys.stdlib_module_names and m not in ("autograder", "__future__")}
     unknown = sorted(m for m in outside if m not in providers)
     assert unknown == [], f"no installed distribution provides {unknown}"
     return {canonicalize_name(providers[m][0]) for m in outside}
@@ -122,7 +123,8 @@ def test_version_and_release_are_named_in_one_place():
     assert PYPROJECT["project"]["dynamic"] == ["version"]
     assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "autograder.__version__"}
     assert autograder.RELEASE == f"v{autograder.__version__}"
-    assert autograder.PACKAGE_URL.startswith(autograder.REPOSITORY) and autograder.RELEASE in autograder.PACKAGE_URL
+    assert autograder.PACKAGE_URL.startswith(autograder.REPOSITORY)
+    assert autograder.RELEASE in autograder.PACKAGE_URL
     conf = runpy.run_path(str(ROOT / "site" / "conf.py"))
     owner_repo = autograder.REPOSITORY.removeprefix("https://github.com/")
     assert conf["launch_url"]("colab", "02-custom-functions") == (
@@ -130,16 +132,20 @@ def test_version_and_release_are_named_in_one_place():
     assert f"/{autograder.RELEASE}?urlpath=" in conf["launch_url"]("binder", "02-custom-functions")
     for path in sorted((ROOT / "course").glob("*.ipynb")):
         first = nbformat.read(path, as_version=4).cells[0]
-        assert first.id == SETUP_ID and f'"{autograder.PACKAGE_URL}"' in first.source, f"{path.name}: make student"
-    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
-    code = [p for p in tracked if p.endswith((".py", ".toml", ".yml", ".sh", ".cfg")) or p in ("Makefile", "postBuild")]
+        assert first.id == SETUP_ID and f'"{autograder.PACKAGE_URL}"' in first.source, \
+            f"{path.name}: make student"
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.split()
+    code = [p for p in tracked
+            if p.endswith((".py", ".toml", ".yml", ".sh", ".cfg")) or p in ("Makefile", "postBuild")]
     naming = [p for p in code if autograder.REPOSITORY in (ROOT / p).read_text(errors="replace")]
     assert naming == ["autograder/__init__.py"]
 
 
 def test_setup_accepts_every_python_the_package_supports():
     """Does tools/setup.sh ask for the same minimum Python as pyproject.toml's requires-python?"""
-    minimum = re.search(r"^MIN_PYTHON=(\S+)", (ROOT / "tools" / "setup.sh").read_text(), re.MULTILINE).group(1)
+    setup = (ROOT / "tools" / "setup.sh").read_text()
+    minimum = re.search(r"^MIN_PYTHON=(\S+)", setup, re.MULTILINE).group(1)
     assert PYPROJECT["project"]["requires-python"] == f">={minimum}"
 
 
@@ -212,8 +218,8 @@ def venv(tmp_path_factory, wheel) -> Iterator[Path]:
 
 
 def pip(venv: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
-    result = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", *args], capture_output=True, text=True,
-                            env=clean_environment(**env), cwd=venv, timeout=900, check=False)
+    result = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", *args], capture_output=True,
+                            text=True, env=clean_environment(**env), cwd=venv, timeout=900, check=False)
     assert result.returncode == 0, f"pip {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
     return result
 
@@ -246,7 +252,8 @@ def run_elsewhere(name: str, venv: Path, folder: Path, **env: str):
     (kernels / "course" / "kernel.json").write_text(json.dumps({
         "argv": [str(venv / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "course", "language": "python", "env": clean_environment(**env)}))
-    manager = KernelManager(kernel_name="course", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)]))
+    specs = KernelSpecManager(kernel_dirs=[str(kernels)])
+    manager = KernelManager(kernel_name="course", kernel_spec_manager=specs)
     nb = nbformat.read(folder / name, as_version=4)
     NotebookClient(nb, km=manager, timeout=600, resources={"metadata": {"path": str(folder)}}).execute()
     return nb
@@ -306,7 +313,8 @@ def test_first_cell_installs_the_package_where_it_is_missing(venv, wheel, tmp_pa
     source = nbformat.read(ROOT / "course" / "05-double-backward.ipynb", as_version=4).cells[0].source
     missing = tmp_path / "autograd_course-0-py3-none-any.whl"
     failed = subprocess.run([python, "-c", source], capture_output=True, text=True, cwd=tmp_path, timeout=300,
-                            env=clean_environment(AUTOGRADER_PACKAGE=str(missing), PIP_NO_INDEX="1"), check=False)
+                            env=clean_environment(AUTOGRADER_PACKAGE=str(missing), PIP_NO_INDEX="1"),
+                            check=False)
     assert failed.returncode != 0 and f"RuntimeError: pip could not install {missing}" in failed.stderr
 
     name = "05-double-backward.ipynb"

@@ -18,10 +18,7 @@ import pytest
 from autograder.batch import STALE, staleness
 from autograder.judge.verdicts import CheckResult
 from autograder.report.files import ScoreAboveMaximum, grades_csv, results_json
-
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "examples" / "custom-functions"
-HIDDEN = ROOT / "docs" / "hidden_tests_example.py"
+from tests.conftest import EXAMPLES, HIDDEN_TESTS, ROOT, autograder
 
 # An extra file whose reference comes from a module beside it: the extra file's bytes stay the same when
 # the module changes, and only the assignment's fingerprint can tell.
@@ -29,8 +26,7 @@ EXTRA = """
 import sys
 sys.path.insert(0, {folder!r})
 from reference_module import triple
-from autograder.course.assignments import add_problem
-from autograder.course.problems import Case, Problem, TensorSpec
+from autograder.course import Case, Problem, TensorSpec, add_problem
 
 add_problem("custom-functions", Problem(name="Triple", summary="3 x", reference=triple,
                                          cases=(Case((TensorSpec((4,)),)),), hidden=True))
@@ -48,11 +44,8 @@ class Triple(Function):
 
 
 def grade(out: Path, submissions: Path, *extra) -> subprocess.CompletedProcess:
-    result = subprocess.run([sys.executable, "-m", "autograder", "grade", "--assignment", "custom-functions",
-                             "--out", str(out), "--jobs", "2", "--quiet", *map(str, extra), str(submissions)],
-                            cwd=ROOT, capture_output=True, text=True, timeout=1800, check=False)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return result
+    return autograder("grade", "--assignment", "custom-functions", "--out", out, "--jobs", "2", "--quiet",
+                      *extra, submissions, timeout=1800)
 
 
 def inodes(out: Path) -> dict[str, int]:
@@ -60,7 +53,8 @@ def inodes(out: Path) -> dict[str, int]:
 
 
 def grades(out: Path) -> dict[str, tuple[float, float]]:
-    return {r["submission"]: (float(r["score"]), float(r["max_score"])) for r in csv.DictReader((out / "grades.csv").open())}
+    rows = csv.DictReader((out / "grades.csv").open())
+    return {r["submission"]: (float(r["score"]), float(r["max_score"])) for r in rows}
 
 
 @pytest.fixture(scope="module")
@@ -80,13 +74,13 @@ def runs(tmp_path_factory):
     def step(name, *options):
         before = inodes(out) if (out / "alice" / "results.json").exists() else {}
         run = grade(out, subs, *options)
-        steps[name] = {"stderr": run.stderr, "regraded": {s for s, i in inodes(out).items() if before.get(s) != i},
-                       "grades": grades(out)}
+        regraded = {s for s, i in inodes(out).items() if before.get(s) != i}
+        steps[name] = {"stderr": run.stderr, "regraded": regraded, "grades": grades(out)}
 
     step("first")
     step("same")
-    step("extra", "--extra", HIDDEN)
-    step("extra again", "--extra", HIDDEN)
+    step("extra", "--extra", HIDDEN_TESTS)
+    step("extra again", "--extra", HIDDEN_TESTS)
     step("extra removed")
     step("seed", "--seed", "7")
     step("limits", "--seed", "7", "--problem-timeout", "30")
@@ -144,8 +138,8 @@ def test_a_reference_that_computes_the_same_keeps_the_results(runs):
 
 def test_staleness_asks_every_part_of_the_key():
     """Does every part of the key make a result stale when it differs, and only then?"""
-    key = {"submission": "s", "assignment": "a", "grader": "1", "seed": 0, "limits": {"x": 1}, "extra_files": [],
-           "definition": "d"}
+    key = {"submission": "s", "assignment": "a", "grader": "1", "seed": 0, "limits": {"x": 1},
+           "extra_files": [], "definition": "d"}
     assert staleness({"extra_data": {"key": dict(key)}}, key) == ""
     assert staleness(None, key) == "new"
     assert "earlier version" in staleness({"extra_data": {}}, key)
@@ -175,9 +169,8 @@ def test_export_refuses_a_grade_above_its_maximum(tmp_path):
     """Does export refuse a grades.csv saying 47 out of 38 (left by an older grader), saying to grade
     again, rather than send it to the gradebook?"""
     (tmp_path / "grades.csv").write_text("submission,score,max_score\nalice,47,38\n")
-    result = subprocess.run([sys.executable, "-m", "autograder", "export", "--graded", str(tmp_path), "--canvas",
-                             str(tmp_path / "canvas.csv")], capture_output=True, text=True, cwd=ROOT, timeout=300,
-                            check=False)
+    result = autograder("export", "--graded", tmp_path, "--canvas", tmp_path / "canvas.csv", check=False,
+                        timeout=300)
     assert result.returncode == 2 and "alice scored 47 out of 38" in result.stderr.replace("\n  ", " ")
     assert not (tmp_path / "canvas.csv").exists()
 
@@ -201,7 +194,8 @@ def reported(tmp_path_factory):
 
 def report_data(out: Path) -> dict:
     page = (out / "report.html").read_text()
-    return json.loads(re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page, re.DOTALL)[1])
+    data = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page, re.DOTALL)
+    return json.loads(data[1])
 
 
 @pytest.mark.slow
@@ -215,7 +209,8 @@ def test_report_counts_match_the_results_files(reported):
     assert sorted(data["totals"]) == sorted(r["score"] for r in results.values())
     for name, counts in data["checks"].items():
         statuses = [t["status"] for r in results.values() for t in r["tests"] if t["name"] == name]
-        assert (counts["passed"], counts["failed"]) == (statuses.count("passed"), statuses.count("failed")), name
+        assert (counts["passed"], counts["failed"]) == (statuses.count("passed"), statuses.count("failed")), \
+            name
     for problem, distribution in data["problems"].items():
         assert sum(distribution.values()) == len(results)
         for score, count in distribution.items():
@@ -236,11 +231,13 @@ def test_report_ranks_causes_and_lists_what_could_not_be_graded(reported):
     counts = [len(c["students"]) for c in data["causes"]]
     assert counts == sorted(counts, reverse=True) and counts[0] == 2
     assert sorted(data["causes"][0]["students"]) == ["bob", "bob2"]
-    assert [s["id"] for s in data["not_loaded"]] == ["erin"] and "not a readable" in data["not_loaded"][0]["why"]
+    assert [s["id"] for s in data["not_loaded"]] == ["erin"]
+    assert "not a readable" in data["not_loaded"][0]["why"]
     assert data["timed_out"] == [{"id": "slow", "what": ["load"]}]
     page = (reported / "report.html").read_text()
     assert 'href="bob2/feedback.html"' in page and 'href="erin/feedback.html"' in page
-    assert "<svg" in page and "src=" not in page and "http" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "<svg" in page and "src=" not in page
+    assert "http" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
 
 
 # -- interrupted ---------------------------------------------------------------------------------------------
@@ -256,8 +253,9 @@ def test_ctrl_c_says_how_to_resume_in_one_line(tmp_path):
     (subs / "b_waits.py").write_text((EXAMPLES / "alice.py").read_text() + (
         f"\nimport os, time\nwhile not os.path.exists({str(release)!r}):\n    time.sleep(0.05)\n"))
     out = tmp_path / "out"
-    grader = subprocess.Popen([sys.executable, "-m", "autograder", "grade", "--assignment", "custom-functions",
-                               "--out", str(out), "--jobs", "1", "--quiet", "--load-timeout", "600", str(subs)],
+    grader = subprocess.Popen([sys.executable, "-m", "autograder", "grade", "--assignment",
+                               "custom-functions", "--out", str(out), "--jobs", "1", "--quiet",
+                               "--load-timeout", "600", str(subs)],
                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               start_new_session=True)
     try:

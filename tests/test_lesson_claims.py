@@ -14,11 +14,11 @@ import re
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
+
 MAGIC = re.compile(r"^\s*[%!]", re.MULTILINE)
 
 
@@ -62,7 +62,8 @@ def claims(lesson: str) -> dict[str, Outcome]:
                     raise AssertionError(f"{lesson} cell {index} ({name}) raised {error!r}") from error
                 outcome.errors.append(error)
             else:
-                assert not raises, f"{lesson} cell {index} ({name}) is tagged raises-exception but did not raise"
+                assert not raises, \
+                    f"{lesson} cell {index} ({name}) is tagged raises-exception but did not raise"
         outcome.stdout += out.getvalue()
         outcome.namespace = dict(namespace)  # as the claim's cells left it: later cells may rebind names
     return outcomes
@@ -265,7 +266,8 @@ def test_fusion_halves_held_bytes_but_not_the_shallow_peak():
 def test_once_differentiable_raises_when_grad_output_has_history():
     """A gradient penalty through Conv2D (pow(2) after it) reaches the Error node and raises."""
     outcome = claim(L6, "l6-once-differentiable")
-    assert "trying to differentiate twice a function that was marked with @once_differentiable" in str(outcome.error)
+    assert ("trying to differentiate twice a function that was marked with @once_differentiable"
+            in str(outcome.error))
     assert outcome.stdout == "Error True\n"
 
 
@@ -328,8 +330,10 @@ def test_autocast_needs_custom_fwd_and_custom_bwd():
     assert "expected m1 and m2 to have the same dtype" in str(outcome.error)
     assert "backward: autocast on: False | grad_output: torch.bfloat16" in outcome.stdout
     assert "AutocastMatMul: out torch.bfloat16\nbackward: autocast on: True" in outcome.stdout
-    assert "Float32MatMul: out torch.float32\nbackward: autocast on: False | grad_output: torch.float32" in outcome.stdout
-    assert "AttributeError: 'SplitMatMulBackward' object has no attribute '_fwd_used_autocast'" in outcome.stdout
+    assert ("Float32MatMul: out torch.float32\nbackward: autocast on: False | grad_output: torch.float32"
+            in outcome.stdout)
+    assert ("AttributeError: 'SplitMatMulBackward' object has no attribute '_fwd_used_autocast'"
+            in outcome.stdout)
 
 
 def test_checkpoint_cannot_free_a_tensor_kept_on_ctx():

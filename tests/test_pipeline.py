@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course.assignments import find_assignment
+from autograder.course import find_assignment
 from autograder.intake.loader import Submission
 from autograder.pipeline import Pipeline, warm_up
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import EXAMPLES, ROOT
+
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "examples" / "custom-functions"
 FILES = ("results.json", "feedback.html")
 
 

@@ -135,7 +135,8 @@ class LogSumExp(Function):
         input, result = ctx.saved_tensors
         {backward}
 '''
-LSE_STABLE = "m = input.amax(dim=-1, keepdim=True)\n        result = m.squeeze(-1) + (input - m).exp().sum(-1).log()"
+LSE_STABLE = ("m = input.amax(dim=-1, keepdim=True)\n"
+              "        result = m.squeeze(-1) + (input - m).exp().sum(-1).log()")
 LSE_GRAD = "return grad_output.unsqueeze(-1) * (input - result.unsqueeze(-1)).exp()"
 
 LAYERNORM = '''
@@ -195,7 +196,8 @@ RIGHT_GRADCHECK = (LOGSUMEXP.format(forward=LSE_STABLE, backward=LSE_GRAD)
                    + SCIPY_CONV.format(grad_input=CONV_GRAD_INPUT, grad_filter=CONV_GRAD_FILTER))
 
 CASES = [
-    ("KillHead", KILLHEAD.format(cols="1:ctx.n + 1", returns="result, None"), "gradient", "in columns 0, 2 of input"),
+    ("KillHead", KILLHEAD.format(cols="1:ctx.n + 1", returns="result, None"), "gradient",
+     "in columns 0, 2 of input"),
     ("KillHead", KILLHEAD.format(cols="0:ctx.n", returns="result"), "backward returns",
      "backward returned 1 value(s) but forward takes 2 input(s)"),
     ("KillHead", KILLHEAD.format(cols="0:ctx.n", returns="result, torch.zeros(1)"), "backward returns",
@@ -203,46 +205,61 @@ CASES = [
     ("MyReLU", RELU_SIGN, "gradient", "wrong sign"),
     ("Something", SOMETHING_SWAPPED, "gradient", "are swapped"),
     ("LinearFunction", LINEAR_TRANSPOSED, "backward returns", "looks transposed"),
-    ("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.save_for_backward(result)\n        return result",
+    ("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.save_for_backward(result)\n        return "
+                               "result",
                        backward="result, = ctx.saved_tensors\n        return 2 * grad_output * result"),
      "gradient", "2 times the right one"),
-    ("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.result = result.detach()\n        return result",
+    ("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.result = result.detach()\n        return "
+                               "result",
                        backward="return grad_output * ctx.result"),
      "gradgradcheck", "detached copy"),
-    ("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.save_for_backward(x)\n        return result",
-                       backward="x, = ctx.saved_tensors\n        return grad_output * torch.from_numpy(np.exp(x.detach().numpy()))"),
+    ("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.save_for_backward(x)\n        return "
+                               "result",
+                       backward="x, = ctx.saved_tensors\n        return grad_output * "
+                                "torch.from_numpy(np.exp(x.detach().numpy()))"),
      "gradient", "torch.from_numpy was given a NumPy number"),
-    ("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.save_for_backward(result)\n        return result",
-                       backward="result, = ctx.saved_tensors\n        with torch.no_grad():\n            return grad_output * result"),
+    ("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.save_for_backward(result)\n        return "
+                               "result",
+                       backward="result, = ctx.saved_tensors\n        with torch.no_grad():\n            "
+                                "return grad_output * result"),
      "gradgradcheck", "no autograd history linking it to x"),
-    ("Exp", EXP.format(forward="result = torch.exp(x.float()).double()\n        ctx.save_for_backward(result)\n        return result",
+    ("Exp", EXP.format(forward="result = torch.exp(x.float()).double()\n        "
+                               "ctx.save_for_backward(result)\n        return result",
                        backward="result, = ctx.saved_tensors\n        return grad_output * result"),
      "gradcheck", "Your forward computes in float32"),
-    ("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.save_for_backward(result)\n        return result",
-                       backward="result, = ctx.saved_tensors\n        result.mul_(grad_output)  # in place\n        return result"),
+    ("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.save_for_backward(result)\n        return "
+                               "result",
+                       backward="result, = ctx.saved_tensors\n        result.mul_(grad_output)  # in place\n"
+                                "        return result"),
      "gradient", "changed in place"),
     ("Square", SQUARE.format(forward="ctx.save_for_backward(x)\n        return x ** 2",
                              backward="x, = ctx.saved_tensors\n        return grad_out * x"),
      "gradient", "0.5 times the right one"),
-    ("Sinh", SINH_BAD, "gradgradcheck", "an intermediate result has no autograd history, whether it is kept on ctx"),
+    ("Sinh", SINH_BAD, "gradgradcheck",
+     "an intermediate result has no autograd history, whether it is kept on ctx"),
     ("Sinh", SINH_TUPLE, "forward", "not a Tensor"),
-    ("KillHead", "def KillHead(x, n):\n    return x\n", "is a Function", "subclass of torch.autograd.Function"),
+    ("KillHead", "def KillHead(x, n):\n    return x\n", "is a Function",
+     "subclass of torch.autograd.Function"),
     ("KillHead", ("class KillHead(Function):\n    @staticmethod\n    def forward(ctx, input, n):\n"
                  "        raise NotImplementedError()\n"), "forward", "not written yet"),
     # Lesson 4's derived backwards: one mistake each, as students make them.
-    ("LogSumExp", LOGSUMEXP.format(forward="result = input.exp().sum(-1).log()  # overflows", backward=LSE_GRAD),
+    ("LogSumExp", LOGSUMEXP.format(forward="result = input.exp().sum(-1).log()  # overflows",
+                                   backward=LSE_GRAD),
      "forward", "NaN or infinity"),
     ("LogSumExp", LOGSUMEXP.format(forward=LSE_STABLE,
                                    backward="return grad_output * (input - result.unsqueeze(-1)).exp()"),
      "gradient", "grad_output.unsqueeze(dim)"),
     ("LogSumExp", LOGSUMEXP.format(forward=LSE_STABLE,
-                                   backward="return grad_output.unsqueeze(-1) * input.exp() / input.exp().sum(-1, keepdim=True)"),
+                                   backward="return grad_output.unsqueeze(-1) * input.exp() / "
+                                            "input.exp().sum(-1, keepdim=True)"),
      "gradient", "NaN or infinity"),
-    ("LogSumExp", LOGSUMEXP.format(forward=LSE_STABLE, backward="return (input - result.unsqueeze(-1)).exp()"),
+    ("LogSumExp", LOGSUMEXP.format(forward=LSE_STABLE,
+                                   backward="return (input - result.unsqueeze(-1)).exp()"),
      "gradient", "it never uses grad_output"),
     ("LayerNorm", LAYERNORM.format(variance="input.var(-1, keepdim=True)", backward=LN_GRAD),
      "forward", "The output differs from the right one"),
-    ("LayerNorm", LAYERNORM.format(variance=LN_VARIANCE, backward="rstd * (g - g.mean(-1, keepdim=True)), None"),
+    ("LayerNorm", LAYERNORM.format(variance=LN_VARIANCE, backward="rstd * (g - g.mean(-1, keepdim=True)), "
+                                                                  "None"),
      "gradient", "The gradient with respect to input differs"),
     ("LayerNorm", LAYERNORM.format(variance=LN_VARIANCE, backward="g * rstd, None"),
      "gradcheck", "backward does not compute the derivative of forward"),
@@ -253,9 +270,11 @@ CASES = [
         grad_filter="convolve2d(input.numpy(), grad_output.numpy(), mode='valid')"),
      "backward returns", "each gradient must have the shape of its input"),
     ("ScipyConv2dFunction", SCIPY_CONV.format(grad_input=CONV_GRAD_INPUT,
-                                              grad_filter="convolve2d(input.numpy(), grad_output.numpy(), mode='valid')"),
+                                              grad_filter="convolve2d(input.numpy(), grad_output.numpy(), "
+                                                          "mode='valid')"),
      "gradient", "grad_output read in reverse order"),
-    ("ScipyConv2dFunction", SCIPY_CONV.format(grad_input="correlate2d(grad_output.numpy(), filter.numpy(), mode='full')",
+    ("ScipyConv2dFunction", SCIPY_CONV.format(grad_input="correlate2d(grad_output.numpy(), filter.numpy(), "
+                                                         "mode='full')",
                                               grad_filter=CONV_GRAD_FILTER),
      "gradient", "The gradient with respect to input differs"),
 ]
@@ -351,8 +370,9 @@ class CubeBackward(Function):
         x, saved_grad_out = ctx.saved_tensors
         {cube_backward}
 '''
-SINH_NUMPY = SINH.format(body="cosh = torch.from_numpy((expx.numpy() + expnegx.numpy()) / 2)  # NumPy in backward\n"
-                                "        return grad_out * cosh + grad_out_exp * expx - grad_out_negexp * expnegx")
+SINH_NUMPY = SINH.format(body="cosh = torch.from_numpy((expx.numpy() + expnegx.numpy()) / 2)  # NumPy in "
+                                "backward\n        return grad_out * cosh + grad_out_exp * expx - "
+                                "grad_out_negexp * expnegx")
 CUBE_BACKWARD_RIGHT = "return grad_out * 3 * x ** 2, grad_out * saved_grad_out * 6 * x"
 
 SOFTPLUS = '''
@@ -374,7 +394,8 @@ class Softplus(Function):
 '''
 STABLE = "x.clamp(min=0) + torch.log1p(torch.exp(-x.abs()))"
 
-KILLHEAD_RIGHT_BACKWARD = "result = grad_output.clone()\n        result[:, 0:ctx.n] = 0\n        return result, None"
+KILLHEAD_RIGHT_BACKWARD = ("result = grad_output.clone()\n        result[:, 0:ctx.n] = 0\n"
+                           "        return result, None")
 KILLHEAD_ANY = '''
 class KillHead(Function):
     @staticmethod
@@ -389,54 +410,67 @@ class KillHead(Function):
 
 CASES += [
     # Full marks for wrong work, before issue 12: each breaks a rule its exercise states.
-    ("KillHead", KILLHEAD_ANY.format(forward="input[:, :n] = 0\n        return input", backward=KILLHEAD_RIGHT_BACKWARD),
+    ("KillHead", KILLHEAD_ANY.format(forward="input[:, :n] = 0\n        return input",
+                                     backward=KILLHEAD_RIGHT_BACKWARD),
      "inputs unchanged", "forward changed input in place"),
-    ("KillHead", KILLHEAD_ANY.format(forward="result = input.clone()\n        result[:, :n] = 0\n        return result",
+    ("KillHead", KILLHEAD_ANY.format(forward="result = input.clone()\n        result[:, :n] = 0\n        "
+                                             "return result",
                                      backward="grad_output[:, :ctx.n] = 0\n        return grad_output, None"),
      "grad_output unchanged", "backward changed grad_output in place"),
     ("MyReLU", MYRELU.format(forward="ctx.input = input\n        return input.clamp(min=0)",
-                             backward="g = grad_output.clone()\n        g[ctx.input < 0] = 0\n        return g"),
+                             backward="g = grad_output.clone()\n        g[ctx.input < 0] = 0\n        return "
+                                      "g"),
      "save_for_backward", "keeps input, one of its inputs, as ctx.input"),
     ("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.result = result\n        return result",
                        backward="return grad_output * ctx.result"),
      "save_for_backward", "no reference cycle"),
-    ("Something", SOMETHING.format(forward="ctx.u, ctx.v = input1, input2\n        return (input1 * input2).abs()",
+    ("Something", SOMETHING.format(forward="ctx.u, ctx.v = input1, input2\n        return (input1 * "
+                                           "input2).abs()",
                                    backward="u, v = ctx.u, ctx.v\n        s = (u * v).sign()\n"
                                             "        return grad_output * s * v, grad_output * s * u"),
      "save_for_backward", "keeps input1, one of its inputs, as ctx.u"),
-    ("Square", SQUARE.format(forward="ctx.x = x\n        return x ** 2", backward="return grad_out * 2 * ctx.x"),
+    ("Square", SQUARE.format(forward="ctx.x = x\n        return x ** 2", backward="return grad_out * 2 * "
+                                                                                  "ctx.x"),
      "save_for_backward", "even second derivatives work"),
     ("Sinh", SINH_BAD, "save_for_backward", "neither an input nor an output"),
     ("Cube", CUBE.format(cube="return grad_out * 3 * x ** 2", cube_backward="raise NotImplementedError()"),
      "companion used", "Cube's gradient does not go through CubeBackward"),
     # Messages that misled.
-    ("Sinh", SINH.format(body="return grad_out * (expx + expnegx) / 2"), "gradcheck", "backward ignores grad_out_exp"),
+    ("Sinh", SINH.format(body="return grad_out * (expx + expnegx) / 2"), "gradcheck",
+     "backward ignores grad_out_exp"),
     ("Sinh", SINH_NUMPY, "gradgradcheck",
      "calls .numpy() on a tensor that requires grad"),
     ("Square", SQUARE.format(forward="ctx.save_for_backward(x)\n        return x ** 2",
-                             backward="x, = ctx.saved_tensors\n        return grad_out * torch.from_numpy(2 * x.numpy())"),
+                             backward="x, = ctx.saved_tensors\n        return grad_out * torch.from_numpy(2 "
+                                      "* x.numpy())"),
      "gradient", "NumPy returns a plain number"),
-    ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight)\n        grad_weight = grad_output.t().mm(input)"
+    ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight)\n"
+                                          "        grad_weight = grad_output.t().mm(input)"
                                           "\n        grad_bias = grad_output.sum(0)"),
      "backward returns", "LinearFunction.apply was called without bias here"),
-    ("Cube", CUBE.format(cube="return CubeBackward.forward(ctx, grad_out, x)", cube_backward=CUBE_BACKWARD_RIGHT),
+    ("Cube", CUBE.format(cube="return CubeBackward.forward(ctx, grad_out, x)",
+                         cube_backward=CUBE_BACKWARD_RIGHT),
      "companion used", "calls CubeBackward.forward(...) directly: call CubeBackward.apply(...) instead"),
     # Causes that were not named.
-    ("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.save_for_backward(result)\n        return result",
+    ("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.save_for_backward(result)\n        return "
+                               "result",
                        backward="result, = ctx.saved_tensors\n        return result"),
      "gradient", "it never uses grad_output"),
     ("MyReLU", MYRELU.format(forward="ctx.save_for_backward(input)\n        return input.clamp(min=0)",
                              backward="input, = ctx.saved_tensors\n        g = grad_output.clone()\n"
                                       "        g[input > 0] = 0\n        return g"),
      "gradient", "the condition that chooses the entries is inverted"),
-    ("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.save_for_backward(x)\n        return result",
+    ("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.save_for_backward(x)\n        return "
+                               "result",
                        backward="x, = ctx.saved_tensors\n        return grad_output * x"),
      "gradient", "is grad_output times x, the input"),
     ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
-                                   "return grad_output * input1.sign() * input2.abs(), grad_output * input1.abs()"),
+                                   "return grad_output * input1.sign() * input2.abs(), grad_output * "
+                                   "input1.abs()"),
      "gradient", "The gradient with respect to input2 lacks a factor input2.sign()"),
     ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
-                                   "return grad_output * input1.sign() * input2.abs(), input1.abs() * input2.sign()"),
+                                   "return grad_output * input1.sign() * input2.abs(), input1.abs() * "
+                                   "input2.sign()"),
      "gradient", "the same gradient for input2 whatever grad_output"),
     ("Cube", CUBE.format(cube="return CubeBackward.apply(grad_out, x)",
                          cube_backward="return grad_out * 3 * x ** 2, grad_out * saved_grad_out * 3 * x"),
@@ -444,19 +478,22 @@ CASES += [
     ("Cube", CUBE.format(cube="return CubeBackward.apply(grad_out, x)",
                          cube_backward="return grad_out * saved_grad_out * 6 * x, grad_out * 3 * x ** 2"),
      "gradgradcheck", "are swapped: CubeBackward.backward must return its gradients in the order"),
-    ("Sinh", SINH.format(body="return grad_out * (expx - expnegx) / 2 + grad_out_exp * expx - grad_out_negexp * expnegx"),
+    ("Sinh", SINH.format(body="return grad_out * (expx - expnegx) / 2 + grad_out_exp * expx - "
+                              "grad_out_negexp * expnegx"),
      "gradient", "has the term exp(-x) / 2 with the wrong sign"),
-    ("Sinh", SINH.format(body="return grad_out * (expx + expnegx) / 2 + grad_out_exp * expx + grad_out_negexp * expnegx"),
+    ("Sinh", SINH.format(body="return grad_out * (expx + expnegx) / 2 + grad_out_exp * expx + "
+                              "grad_out_negexp * expnegx"),
      "gradcheck", "backward adds the term of grad_out_negexp"),
     # Inputs a careful teaching assistant tries.
-    ("LinearFunction", LINEAR.format(body="if ctx.needs_input_grad[0]:\n            grad_input = grad_output.mm(weight)\n"
-                                          "        if ctx.needs_input_grad[0]:\n"
-                                          "            grad_weight = grad_output.t().mm(input)\n"
-                                          "        if bias is not None and ctx.needs_input_grad[2]:\n"
-                                          "            grad_bias = grad_output.sum(0)"),
+    ("LinearFunction", LINEAR.format(body="if ctx.needs_input_grad[0]:\n            grad_input = "
+                                          "grad_output.mm(weight)\n        if ctx.needs_input_grad[0]:\n     "
+                                          "       grad_weight = grad_output.t().mm(input)\n        if bias "
+                                          "is not None and ctx.needs_input_grad[2]:\n            grad_bias = "
+                                          "grad_output.sum(0)"),
      "needs_input_grad", "backward returned None for weight, which needs a gradient"),
-    ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight)\n        grad_weight = grad_output.t().mm(input)"
-                                          "\n        if ctx.needs_input_grad[2]:\n            grad_bias = grad_output.sum(0)"),
+    ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight)\n        grad_weight = "
+                                          "grad_output.t().mm(input)\n        if ctx.needs_input_grad[2]:\n  "
+                                          "          grad_bias = grad_output.sum(0)"),
      "gradient", "(if bias is not None and ctx.needs_input_grad[2])"),
     ("Softplus", SOFTPLUS.format(forward="torch.log(1 + torch.exp(x))", derivative="torch.sigmoid(x)"),
      "forward", "(inf where x is 1000): exp overflows"),
@@ -469,31 +506,38 @@ CASES += [
 # Right, if unusual: each must keep full marks (an observation that changes no result costs nothing).
 RIGHT = [
     ("MyReLU", MYRELU.format(forward="ctx.save_for_backward(input)\n        return input.clamp(min=0)",
-                             backward="input, = ctx.saved_tensors\n        return torch.where(input > 0, grad_output, 0.0)")),
-    ("MyReLU", MYRELU.format(forward="output = input.clamp(min=0)\n        ctx.save_for_backward(output)\n        return output",
-                             backward="output, = ctx.saved_tensors\n        return grad_output * (output > 0)")),
-    ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight)\n        grad_weight = grad_output.t().mm(input)"
-                                          "\n        if bias is not None:\n"
-                                          "            grad_bias = grad_output.sum(0, keepdim=True)  # shaped (1, out)")),
-    ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight)  # computed although not always needed"
-                                          "\n        grad_weight = grad_output.t().mm(input)"
-                                          "\n        grad_bias = None if bias is None else grad_output.sum(0)")),
-    ("LinearFunction", LINEAR.format(body="grad_input = (grad_output.float() @ weight.float()).double()  # float32"
-                                          "\n        grad_weight = grad_output.t().mm(input)"
-                                          "\n        grad_bias = None if bias is None else grad_output.sum(0)")),
+                             backward="input, = ctx.saved_tensors\n        return torch.where(input > 0, "
+                                      "grad_output, 0.0)")),
+    ("MyReLU", MYRELU.format(forward="output = input.clamp(min=0)\n        ctx.save_for_backward(output)\n"
+                                     "        return output",
+                             backward="output, = ctx.saved_tensors\n"
+                                      "        return grad_output * (output > 0)")),
+    ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight)\n        grad_weight = "
+                                          "grad_output.t().mm(input)\n        if bias is not None:\n"
+                                          "            grad_bias = grad_output.sum(0, keepdim=True)  # "
+                                          "shaped (1, out)")),
+    ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight)  # computed although not "
+                                          "always needed\n        grad_weight = grad_output.t().mm(input)\n  "
+                                          "      grad_bias = None if bias is None else grad_output.sum(0)")),
+    ("LinearFunction", LINEAR.format(body="grad_input = (grad_output.float() @ weight.float()).double()  # "
+                                          "float32\n        grad_weight = grad_output.t().mm(input)\n        "
+                                          "grad_bias = None if bias is None else grad_output.sum(0)")),
     ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
                                    "s = torch.where(input1 * input2 > 0, 1.0, -1.0)\n"
                                    "        return grad_output * s * input2, grad_output * s * input1")),
-    ("KillHead", KILLHEAD_ANY.format(forward="mask = torch.ones_like(input)\n        mask[:, :n] = 0\n        return input * mask",
-                                     backward="mask = torch.ones_like(grad_output)\n        mask[:, :ctx.n] = 0\n"
-                                              "        return grad_output * mask, None")),
-    ("Sinh", SINH.format(body="return grad_out * (expx + expnegx) / 2 + grad_out_exp * expx - grad_out_negexp * expnegx")),
+    ("KillHead", KILLHEAD_ANY.format(forward="mask = torch.ones_like(input)\n        mask[:, :n] = 0\n"
+                                             "        return input * mask",
+                                     backward="mask = torch.ones_like(grad_output)\n        mask[:, :ctx.n] "
+                                              "= 0\n        return grad_output * mask, None")),
+    ("Sinh", SINH.format(body="return grad_out * (expx + expnegx) / 2 + grad_out_exp * expx - "
+                              "grad_out_negexp * expnegx")),
     ("Cube", CUBE.format(cube="return CubeBackward.apply(grad_out, x)", cube_backward=CUBE_BACKWARD_RIGHT)),
     ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.sigmoid(x)")),
 ]
 
 # float32 in a backward that is differentiated again: too rough for finite differences, as for gradgradcheck.
-CASES.append(("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.save_for_backward(result)\n        return result",
+CASES.append(("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.save_for_backward(result)\n"
+                                        "        return result",
                                 backward="result, = ctx.saved_tensors\n"
                                          "        return (grad_output.float() * result.float()).double()"),
               "gradgradcheck", "Your backward computes in float32"))

@@ -82,7 +82,7 @@ def in_process() -> None:
     import torch  # noqa: F401
 
     t1 = time.perf_counter()
-    from autograder.course.assignments import find_assignment
+    from autograder.course import find_assignment
     from autograder.pipeline import problem_jobs
 
     assignment = find_assignment(ASSIGNMENT)

@@ -41,12 +41,13 @@ LESSON = re.compile(r"^\d\d-[\w-]+\.ipynb$")
 TOGGLE_FENCE = "::::::"  # longer than any fence a solution could contain, so it cannot be closed early
 
 
-EDITION_SOLUTIONS = """These pages show every lesson run from top to bottom, with the solutions folded away: open
-"Show solution" once you have tried. Each lesson links its student notebook: download it, or open it in
-Binder or Colab, and fill in the exercises there.
+# Markdown: a line break inside a paragraph is a space.
+EDITION_SOLUTIONS = """These pages show every lesson run from top to bottom, with the solutions folded away:
+open "Show solution" once you have tried. Each lesson links its student notebook: download it, or open it
+in Binder or Colab, and fill in the exercises there.
 """
-EDITION_STUDENT = """These pages show the lessons as you get them, exercises left for you to write. Each lesson links
-its notebook: download it, or open it in Binder or Colab, and fill in the exercises there.
+EDITION_STUDENT = """These pages show the lessons as you get them, exercises left for you to write. Each
+lesson links its notebook: download it, or open it in Binder or Colab, and fill in the exercises there.
 """
 
 
@@ -160,8 +161,8 @@ def lessons_list(paths: list[Path]) -> str:
 
 
 AUTOGRADER_TABLE = r"""
-from autograder.course.assignments import ASSIGNMENTS
-for a in ASSIGNMENTS.values():
+from autograder.course.assignments.registry import load
+for a in load().assignments.values():
     print(f"`{a.name}`, lesson {a.lesson}, {a.max_score:g} points\n")
     for p in a.problems:
         summary = "".join("\\" + c if c in "|*_`<>[]" else c for c in p.summary)  # literal text
@@ -195,7 +196,8 @@ def mathjax(build: Path) -> Path:
         return vendor
     npm = shutil.which("npm")
     if npm is None:
-        raise BuildError("npm is needed once to fetch MathJax: run `make setup` (it installs nodejs and npm).")
+        raise BuildError("npm is needed once to fetch MathJax: run `make setup` (it installs nodejs and "
+                         "npm).")
     print(f"build_site: fetching mathjax@{MATHJAX_VERSION} from the npm registry", flush=True)
     with tempfile.TemporaryDirectory(dir=build) as tmp:
         run = subprocess.run(
@@ -314,7 +316,8 @@ def main() -> int:
     parser.add_argument("--verbose", action="store_true", help="show sphinx-build's progress")
     args = parser.parse_args()
     try:
-        build(bool(args.solutions), args.solutions_dir, args.course_dir, args.build_dir, quiet=not args.verbose)
+        build(bool(args.solutions), args.solutions_dir, args.course_dir, args.build_dir,
+              quiet=not args.verbose)
     except BuildError as error:
         print(f"build_site: {error}", file=sys.stderr)
         return 1

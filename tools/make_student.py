@@ -35,7 +35,7 @@ if importlib.util.find_spec("autograder") is None:
     importlib.invalidate_caches()
 from autograder import warn_if_no_graphviz
 
-warn_if_no_graphviz()  # says how to get Graphviz where its `dot` program is missing"""
+warn_if_no_graphviz()  # says how to get Graphviz where its `dot` program is missing"""  # noqa: E501 - the notebooks' cell
 
 
 def solution_regions(source: str) -> list[list[str]]:

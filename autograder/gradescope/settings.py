@@ -55,14 +55,13 @@ def prepare(root: Path, validated: bool = True) -> tuple[Settings, object]:
     """Reads the settings and loads the assignment (with any private extension files), validated
     (validate.py: raises InvalidAssignment naming the problem and the cause). run_autograder skips the
     validation: setup.sh's check did it once for the image."""
-    from autograder.course.assignments import ORIGINS, find_assignment, load_extra
+    from autograder.course.assignments.registry import load
     from autograder.course.validate import validate
 
     source = root / "source"
     settings = Settings.read(source / SETTINGS_FILE)
-    for name in settings.extra:
-        load_extra(source / name)
-    assignment = find_assignment(settings.assignment)
+    registry = load(source / name for name in settings.extra)
+    assignment = registry.find_assignment(settings.assignment)
     if validated:
-        validate(assignment, settings.seed, ORIGINS)
+        validate(assignment, settings.seed, registry.origins)
     return settings, assignment

@@ -30,15 +30,16 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.intake.files import SUFFIXES, is_dir, is_link, listing
+from autograder.intake.gradescope_metadata import METADATA, read_metadata
+from autograder.intake.student_files import candidates, choose
 from autograder.intake.unzip import Unpacked, ZipRefused, remove, unpack
 
-SUFFIXES = (".ipynb", ".py")
-METADATA = "submission_metadata.yml"
 # Canvas's "Download Submissions" names: sortable name (no spaces), LATE when late, user id, submission id.
 CANVAS_NAME = re.compile(r"^(?P<name>[^_]+)_(?:LATE_)?(?P<user>\d+)_(?P<submission>\d+)(?:_(?P<file>.*))?$")
-MAX_FOLDER_ENTRIES = 5000  # entries looked at inside one student's folder
 MAX_MODULES = 200  # helper modules beside one notebook
-SKIPPED_FOLDERS = ("__MACOSX", "__pycache__")
+_MISSING = ("{path} does not exist. Name notebooks (.ipynb), Python files (.py), zips or folders that hold "
+            "them.")
 
 
 class NoSubmissions(ValueError):
@@ -73,29 +74,10 @@ class Discovery:
             remove(folder)
 
 
-def _entries(folder: Path) -> list[os.DirEntry]:
-    with os.scandir(folder) as it:
-        return sorted((e for e in it if not e.name.startswith(".") and e.name not in SKIPPED_FOLDERS),
-                      key=lambda e: e.name)
-
-
-def _is_dir(entry: os.DirEntry) -> bool:
-    try:
-        return entry.is_dir(follow_symlinks=False)
-    except OSError:
-        return False
-
-
-def _is_link(entry: os.DirEntry) -> bool:
-    try:
-        return entry.is_symlink()
-    except OSError:
-        return False
-
-
 def _unreadable(name: str, error: OSError, where: str) -> Found:
-    return Found(name, error=f"The grader could not open your submission's folder ({error.strerror}), so "
-                             f"nothing in it could be graded. Tell your instructor.", where=where, unreadable=True)
+    why = (f"The grader could not open your submission's folder ({error.strerror}), so nothing in it could "
+           f"be graded. Tell your instructor.")
+    return Found(name, error=why, where=where, unreadable=True)
 
 
 class _Walker:
@@ -108,8 +90,7 @@ class _Walker:
     def named(self, path: Path) -> None:
         if path.suffix == ".zip" and not path.is_dir():
             if not path.exists():
-                raise NoSubmissions(f"{path} does not exist. Name notebooks (.ipynb), Python files (.py), zips "
-                                    f"or folders that hold them.")
+                raise NoSubmissions(_MISSING.format(path=path))
             try:
                 unpacked = self.unpack(path)
             except ZipRefused as error:
@@ -118,13 +99,13 @@ class _Walker:
         elif path.is_dir():  # the instructor's folder, followed if it is a link
             self.folder(path, f"{path}/")
         elif path.suffix in SUFFIXES and (path.is_symlink() or path.exists()):
-            self.discovery.found.append(Found(path.stem, path, where=str(path)))  # the loader refuses non-files
+            # the loader refuses what is not a regular file
+            self.discovery.found.append(Found(path.stem, path, where=str(path)))
         elif not path.exists():
-            raise NoSubmissions(f"{path} does not exist. Name notebooks (.ipynb), Python files (.py), zips or "
-                                f"folders that hold them.")
+            raise NoSubmissions(_MISSING.format(path=path))
         else:
-            raise NoSubmissions(f"{path} is neither a notebook (.ipynb) nor a Python file (.py) nor a zip nor a "
-                                f"folder.")
+            raise NoSubmissions(f"{path} is neither a notebook (.ipynb) nor a Python file (.py) nor a zip "
+                                f"nor a folder.")
 
     def unpack(self, path: Path) -> Unpacked:
         unpacked = unpack(path)
@@ -137,10 +118,10 @@ class _Walker:
     def zip_root(folder: Path) -> Path:
         """A zip of a single folder is that folder."""
         try:
-            entries = _entries(folder)
+            entries = listing(folder)
         except OSError:
             return folder
-        if len(entries) == 1 and _is_dir(entries[0]):
+        if len(entries) == 1 and is_dir(entries[0]):
             return Path(entries[0].path)
         return folder
 
@@ -149,19 +130,19 @@ class _Walker:
     def folder(self, folder: Path, where: str) -> None:
         """Files lying directly in it are submissions (Canvas's grouped by user), subfolders students."""
         try:
-            entries = _entries(folder)
+            entries = listing(folder)
         except OSError as error:
             raise NoSubmissions(f"The folder {folder} could not be read ({error.strerror}).") from None
         if any(e.name == METADATA for e in entries):
             self.gradescope(folder, entries, where)
             return
-        files = [e for e in entries if not _is_dir(e) and Path(e.name).suffix in SUFFIXES]
+        files = [e for e in entries if not is_dir(e) and Path(e.name).suffix in SUFFIXES]
         self.files(folder, files, where)
         for entry in entries:
             path = Path(entry.path)
-            if _is_link(entry) and (path.suffix == ".zip" or entry.is_dir()):
-                self.discovery.found.append(Found(entry.name, path, where=where + entry.name))  # refused on read
-            elif _is_dir(entry):
+            if is_link(entry) and (path.suffix == ".zip" or entry.is_dir()):  # listed, refused on read
+                self.discovery.found.append(Found(entry.name, path, where=where + entry.name))
+            elif is_dir(entry):
                 self.subfolder(path, where + entry.name + "/")
             elif path.suffix == ".zip":
                 self.zip_in_folder(path, where + entry.name)
@@ -170,10 +151,11 @@ class _Walker:
         canvas: dict[str, list[os.DirEntry]] = {}
         for entry in files:
             match = CANVAS_NAME.match(Path(entry.name).stem)
-            if match and not _is_link(entry):
+            if match and not is_link(entry):
                 canvas.setdefault(match["user"], []).append(entry)
             else:
-                self.discovery.found.append(Found(Path(entry.name).stem, Path(entry.path), where=where + entry.name))
+                path = Path(entry.path)
+                self.discovery.found.append(Found(path.stem, path, where=where + entry.name))
         for user, group in canvas.items():
             self.discovery.found.append(self.canvas_group(user, group, where))
 
@@ -184,11 +166,12 @@ class _Walker:
             match = CANVAS_NAME.match(Path(entry.name).stem)
             original = (match["file"] or match["name"]) + Path(entry.name).suffix
             uploaded[Path(entry.path)] = re.sub(r"-\d+(\.\w+)$", r"\1", original)
-        chosen, ignored, error = self.choose(list(uploaded), lambda p: uploaded[p])
+        chosen, ignored, error = choose(list(uploaded), self.prefer, lambda p: uploaded[p])
         match = CANVAS_NAME.match((chosen or Path(group[0].path)).stem)
         identity = {"canvas_user": user, "canvas_submission": match["submission"], "name": match["name"]}
         if chosen is None:
-            return Found(Path(group[0].name).stem, error=error, identity=identity, where=where + group[0].name)
+            first = group[0].name
+            return Found(Path(first).stem, error=error, identity=identity, where=where + first)
         modules = {uploaded[p]: p for p in uploaded if p != chosen and p.suffix == ".py"}
         return Found(chosen.stem, chosen, modules, identity, where=where + chosen.name,
                      ignored=[uploaded[p] for p in ignored])
@@ -201,11 +184,11 @@ class _Walker:
             return
         root = self.zip_root(unpacked.folder)
         try:
-            entries = _entries(root)
+            entries = listing(root)
         except OSError as error:
             self.discovery.found.append(_unreadable(path.stem, error, where))
             return
-        users = {m["user"] for e in entries if (m := CANVAS_NAME.match(Path(e.name).stem)) and not _is_dir(e)}
+        users = {m["user"] for e in entries if (m := CANVAS_NAME.match(Path(e.name).stem)) and not is_dir(e)}
         if any(e.name == METADATA for e in entries) or len(users) > 1:
             self.folder(root, where + ":")  # a class: Gradescope's export, Canvas's download
         else:
@@ -213,15 +196,15 @@ class _Walker:
 
     def subfolder(self, folder: Path, where: str) -> None:
         try:
-            entries = _entries(folder)
+            entries = listing(folder)
         except OSError as error:
             self.discovery.found.append(_unreadable(folder.name, error, where))
             return
         if any(e.name == METADATA for e in entries):
             self.gradescope(folder, entries, where)
             return
-        own = [e for e in entries if not _is_dir(e) and Path(e.name).suffix in (*SUFFIXES, ".zip")]
-        holding = [e for e in entries if _is_dir(e) and self.holds_submissions(Path(e.path))]
+        own = [e for e in entries if not is_dir(e) and Path(e.name).suffix in (*SUFFIXES, ".zip")]
+        holding = [e for e in entries if is_dir(e) and self.holds_submissions(Path(e.path))]
         if not own and len(holding) > 1:  # a folder of students: a section, an export
             for entry in holding:
                 self.subfolder(Path(entry.path), where + entry.name + "/")
@@ -230,64 +213,19 @@ class _Walker:
 
     def holds_submissions(self, folder: Path, depth: int = 0) -> bool:
         try:
-            entries = _entries(folder)
+            entries = listing(folder)
         except OSError:
             return False
-        if any(not _is_dir(e) and Path(e.name).suffix in (*SUFFIXES, ".zip") for e in entries):
+        if any(not is_dir(e) and Path(e.name).suffix in (*SUFFIXES, ".zip") for e in entries):
             return True
-        return depth < 8 and any(_is_dir(e) and self.holds_submissions(Path(e.path), depth + 1) for e in entries)
+        folders = [Path(e.path) for e in entries if is_dir(e)]
+        return depth < 8 and any(self.holds_submissions(f, depth + 1) for f in folders)
 
     # -- one student's folder --------------------------------------------------------------------------
 
-    def candidates(self, folder: Path) -> tuple[list[tuple[int, Path]], list[Path], str]:
-        """(depth, path) of the notebooks and .py files below folder, the zips among them, and an error."""
-        found, zips, folders, looked = [], [], [(0, folder)], 0
-        while folders:
-            depth, current = folders.pop()
-            try:
-                entries = _entries(current)
-            except OSError as error:
-                return [], [], f"could not be opened ({error.strerror})"
-            for entry in entries:
-                looked += 1
-                if looked > MAX_FOLDER_ENTRIES:
-                    return [], [], f"holds over {MAX_FOLDER_ENTRIES:,} files and folders"
-                path = Path(entry.path)
-                if _is_dir(entry):
-                    if depth < 20:
-                        folders.append((depth + 1, path))
-                elif path.suffix in SUFFIXES and not path.stem.endswith("-checkpoint"):
-                    found.append((depth, path))
-                elif path.suffix == ".zip" and not _is_link(entry):
-                    zips.append(path)
-        return sorted(found, key=lambda c: (c[0], c[1].as_posix())), sorted(zips), ""
-
-    def choose(self, paths: list[Path], name=lambda p: p.name) -> tuple[Path | None, list[Path], str]:
-        """The file to grade among a student's files: the notebook (the one named like the lesson when
-        there are several, else the first by name), else the one .py file (or the one no other imports)."""
-        notebooks = [p for p in paths if p.suffix == ".ipynb"]
-        pool = notebooks or [p for p in paths if p.suffix == ".py"]
-        if not pool:
-            return None, [], ("No notebook (.ipynb) or Python file (.py) was found in your submission. Hand in "
-                              "your lesson notebook and resubmit.")
-        if len(pool) == 1:
-            return pool[0], [], ""
-        preferred = [p for p in pool if Path(name(p)).stem.casefold() in self.prefer]
-        if preferred:
-            return preferred[0], [p for p in pool if p != preferred[0] and p.suffix == ".ipynb"], ""
-        if notebooks:
-            return notebooks[0], notebooks[1:], ""
-        roots = [p for p in pool if not any(_imports(q, Path(name(p)).stem) for q in pool if q != p)]
-        if len(roots) == 1:
-            return roots[0], [], ""
-        listed = ", ".join(name(p) for p in pool)
-        return None, [], (f"Your submission holds several Python files and no notebook ({listed}), and the grader "
-                          f"cannot tell which one is your work: hand in your notebook, or a single .py file (with "
-                          f"the modules it imports).")
-
     def student(self, name: str, folder: Path, where: str, identity: dict | None = None) -> Found:
         identity = identity or {}
-        found, zips, error = self.candidates(folder)
+        found, zips, error = candidates(folder)
         if error:
             return Found(name, error=f"Your submission's folder {error}, so it was not graded.", where=where,
                          identity=identity, unreadable=True)
@@ -297,10 +235,10 @@ class _Walker:
             except ZipRefused as refused:
                 return Found(name, error=str(refused), where=where, identity=identity)
             folder = unpacked.folder
-            found, _, error = self.candidates(folder)
+            found, _, error = candidates(folder)
         links = [p for _, p in found if p.is_symlink()]
         shallow = [p for d, p in found if d == found[0][0]] if found else []
-        chosen, ignored, error = self.choose(shallow)
+        chosen, ignored, error = choose(shallow, self.prefer)
         if chosen is None:
             if links:  # a link where the notebook should be: the loader says why it is refused
                 return Found(name, links[0], where=where, identity=identity)
@@ -311,23 +249,25 @@ class _Walker:
             if path.suffix == ".py" and path != chosen and base in path.parents:
                 modules[path.relative_to(base).as_posix()] = path
         if len(modules) > MAX_MODULES:
-            return Found(name, error=f"Your submission holds {len(modules)} Python files beside the notebook, over "
-                                     f"the grader's limit of {MAX_MODULES}.", where=where, identity=identity)
+            why = (f"Your submission holds {len(modules)} Python files beside the notebook, over the "
+                   f"grader's limit of {MAX_MODULES}.")
+            return Found(name, error=why, where=where, identity=identity)
         return Found(name, chosen, modules, identity, where=where + chosen.relative_to(folder).as_posix(),
                      ignored=[p.relative_to(folder).as_posix() for p in ignored], also=list(ignored))
 
     # -- Gradescope's export ---------------------------------------------------------------------------
 
     def gradescope(self, folder: Path, entries: list[os.DirEntry], where: str) -> None:
-        metadata = self.metadata(folder / METADATA)
+        metadata, warning = read_metadata(folder / METADATA)
+        self.discovery.warnings += [warning] if warning else []
         for entry in entries:
             path = Path(entry.path)
             if entry.name == METADATA:
                 continue
-            if _is_link(entry):
+            if is_link(entry):
                 self.discovery.found.append(Found(entry.name, path, where=where + entry.name))
                 continue
-            if not _is_dir(entry):
+            if not is_dir(entry):
                 if path.suffix in SUFFIXES:
                     self.discovery.found.append(Found(path.stem, path, where=where + entry.name))
                 continue
@@ -338,65 +278,6 @@ class _Walker:
             found = self.student(about["id"], path, where + entry.name + "/", about["identity"])
             found.tiebreak = about["tiebreak"]
             self.discovery.found.append(found)
-
-    def metadata(self, path: Path) -> dict[str, dict]:
-        """Folder name -> {"id", "identity", "tiebreak"} from submission_metadata.yml; what cannot be read
-        is said to the instructor, and those folders keep their own names."""
-        from autograder.intake.loader import Unreadable, read_file
-
-        try:
-            import yaml
-
-            data = yaml.safe_load(read_file(path))
-        except (Unreadable, ValueError, ImportError) as error:
-            self.discovery.warnings.append(f"{path} could not be read ({str(error)[:200]}): the submissions "
-                                           f"beside it keep their folders' names.")
-            return {}
-        except Exception as error:  # noqa: BLE001 - yaml's errors: a malformed file is the instructor's to know
-            self.discovery.warnings.append(f"{path} is not valid YAML ({type(error).__name__}): the submissions "
-                                           f"beside it keep their folders' names.")
-            return {}
-        out = {}
-        for key, about in (data or {}).items() if isinstance(data, dict) else ():
-            if not isinstance(about, dict):
-                continue
-            people = [p for p in _get(about, "submitters") or [] if isinstance(p, dict)]
-            names = [str(_get(p, "name") or "").strip() for p in people]
-            names = [n for n in names if n]
-            if not names:
-                continue
-            submitters = [{k: str(_get(p, k)) for k in ("name", "email", "sid") if _get(p, k) is not None}
-                          for p in people]
-            identity = {"name": " + ".join(names), "submitters": submitters,
-                        "gradescope_submission": str(key).removeprefix("submission_")}
-            created = _get(about, "created_at")
-            if created is not None:
-                identity["submitted"] = str(created)
-            first = submitters[0]
-            tiebreak = first.get("email", "").split("@")[0] or first.get("sid", "") or identity["gradescope_submission"]
-            out[str(key)] = {"id": identity["name"], "identity": identity, "tiebreak": tiebreak}
-        return out
-
-
-def _get(mapping: dict, key: str):
-    """A value of Gradescope's metadata, whose keys are Ruby symbols (":name"), or plain keys."""
-    for k in (f":{key}", key):
-        if k in mapping:
-            return mapping[k]
-    return None
-
-
-_IMPORT = r"^\s*(?:from\s+{0}(?:\s|\.)|import\s+(?:[\w.]+\s*,\s*)*{0}\b)"
-
-
-def _imports(path: Path, module: str) -> bool:
-    """Whether the Python file at path imports module (a look at its text: nothing is run)."""
-    try:
-        with open(path, "rb") as f:
-            text = f.read(1 << 20).decode("utf-8", "replace")
-    except OSError:
-        return False
-    return re.search(_IMPORT.format(re.escape(module)), text, re.MULTILINE) is not None
 
 
 def uploads(folder: Path, prefer: tuple[str, ...] = ()) -> Discovery:
@@ -428,6 +309,6 @@ def discover(paths: list[Path], prefer: tuple[str, ...] = ()) -> Discovery:
         raise
     if not walker.discovery.found:
         walker.discovery.close()
-        raise NoSubmissions("No submissions found: name notebooks (.ipynb), Python files (.py), zips of them or "
-                            "folders holding them.")
+        raise NoSubmissions("No submissions found: name notebooks (.ipynb), Python files (.py), zips of them "
+                            "or folders holding them.")
     return walker.discovery

@@ -9,7 +9,7 @@ Zip files are untrusted, so:
 - a symbolic link (or any entry whose Unix mode is not a regular file) is refused, never created;
 - only what the grader may read is written: notebooks, Python files, zips (unpacked in their turn, to
   MAX_DEPTH) and Gradescope's `submission_metadata.yml`; everything else is skipped;
-- an entry declared larger than loader.MAX_BYTES becomes a sparse placeholder of its declared size, so
+- an entry declared larger than files.MAX_BYTES becomes a sparse placeholder of its declared size, so
   the loader refuses it by its size, as it refuses a large file in a folder, without it being inflated;
   what an entry really inflates to is counted and stopped at its declared size (a forged header) and
   at MAX_TOTAL_BYTES for the whole zip, and at most MAX_ENTRIES entries are read;
@@ -29,13 +29,17 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from autograder.intake.files import MAX_BYTES
+from autograder.intake.gradescope_metadata import METADATA
+
 MAX_ENTRIES = 20_000  # entries read from one zip
 MAX_TOTAL_BYTES = 4 * 1024**3  # bytes written from one zip (and the zips inside it)
 MAX_DEPTH = 2  # a class zip holding students' zips, no deeper
 MAX_ZIP_BYTES = 8 * 1024**3  # a zip file itself
 KEPT_SUFFIXES = (".ipynb", ".py", ".zip")
-KEPT_NAMES = ("submission_metadata.yml",)
-TEMP_PREFIX = "autograder-{pid}-unzip-"  # as a worker's folder: swept once this grader is gone, even if killed
+KEPT_NAMES = (METADATA,)
+# as a worker's folder: swept once this grader is gone, even if killed
+TEMP_PREFIX = "autograder-{pid}-unzip-"
 
 
 class ZipRefused(ValueError):
@@ -108,7 +112,8 @@ def _unpack(path: Path, folder: Path, depth: int, budget: list[int]) -> Unpacked
         try:
             archive = zipfile.ZipFile(f)
         except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
-            raise ZipRefused(f"{path.name} is not a zip file the grader can read ({str(error)[:200]}).") from None
+            why = str(error)[:200]
+            raise ZipRefused(f"{path.name} is not a zip file the grader can read ({why}).") from None
         with archive:
             entries = archive.infolist()
             if len(entries) > MAX_ENTRIES:
@@ -143,8 +148,6 @@ def _unpack_inner(inner: Path, depth: int, budget: list[int], result: Unpacked) 
 
 def _extract(archive: zipfile.ZipFile, entry: zipfile.ZipInfo, folder: Path, result: Unpacked,
              seen: set[tuple[str, ...]], budget: list[int]) -> None:
-    from autograder.intake.loader import MAX_BYTES
-
     name = entry.filename
     parts = _safe_parts(name)
     if parts is None:
@@ -167,7 +170,8 @@ def _extract(archive: zipfile.ZipFile, entry: zipfile.ZipInfo, folder: Path, res
         return
     try:
         parent = _mkdirs(folder, parts[:-1])
-        fd = os.open(parent / parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(parent / parts[-1], flags, 0o600)
     except OSError as error:
         result.refused[name] = f"it could not be written ({error})"
         return
@@ -188,7 +192,8 @@ def _extract(archive: zipfile.ZipFile, entry: zipfile.ZipInfo, folder: Path, res
                         raise ValueError(f"the zip inflates to more than the grader's limit of "
                                          f"{MAX_TOTAL_BYTES // 2**30} GB")
                     out.write(chunk)
-        except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError, RuntimeError) as error:
+        except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError,
+                RuntimeError) as error:
             result.refused[name] = f"it could not be unpacked ({str(error)[:200]})"
     if name in result.refused:
         os.unlink(parent / parts[-1])

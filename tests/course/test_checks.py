@@ -1,0 +1,107 @@
+"""Are checks single objects, run in order with their prerequisites, and do the grader's pictures, parts
+and notebook cells behave as the issue-12 checks need?"""
+
+import json
+
+import pytest
+
+from autograder.course import checks
+from autograder.course.assignments.registry import find_problem
+from autograder.course.checks import Check, add_check
+from autograder.intake.loader import expected_errors
+from autograder.judge.findings import note
+from autograder.judge.verdicts import judge
+from autograder.measure.probe import measure
+from tests.conftest import ROOT, autograder
+from tests.judge.test_judge import by_check, run_check
+from tests.wrong_functions import CASES, RIGHT
+
+
+@pytest.fixture
+def restore_checks():
+    saved = list(checks.ALL)
+    yield
+    checks.ALL[:] = saved
+    checks.BY_NAME.clear()
+    checks.BY_NAME.update({c.name: c for c in saved})
+
+
+def test_a_new_check_is_one_object(restore_checks):
+    """Does adding one Check (its question, points, prerequisite and judgement) give every problem it
+    applies to a row of its own, with its points, in check() as in the grader, and nothing else?"""
+    def odd_columns(view):
+        return note("this grader's own remark") if view.lookup == "KillHead" else None
+
+    add_check(Check("instructor's remark", "an instructor's own question", 4, odd_columns, "forward",
+                    requires=("forward",), applies=lambda p: p.name == "KillHead"), before="gradcheck")
+    problem = find_problem("KillHead")
+    assert problem.checks[-2:] == ["instructor's remark", "gradcheck"]
+    assert problem.max_score == 15
+    right = next(source for name, source in RIGHT if name == "KillHead")
+    row = by_check(run_check("KillHead", right))["instructor's remark"]
+    assert row.passed and row.max_score == 4 and "this grader's own remark" in row.message
+    assert "instructor's remark" not in find_problem("MyReLU").checks
+    with pytest.raises(ValueError, match="already a check"):
+        add_check(Check("gradient", "again", 1, odd_columns))
+
+
+def test_a_check_measured_in_the_worker_is_a_check_of_the_same_part():
+    """Does every measurement a worker runs for a check of its own (autograder/measure/checks.py) belong to
+    a graded check that follows the same part of the measurement?"""
+    from autograder.measure.checks import OWN
+
+    assert OWN
+    for name, (part, _) in OWN.items():
+        assert checks.BY_NAME[name].part == part, name
+
+
+def test_a_check_whose_prerequisite_failed_earns_nothing(restore_checks):
+    """Is a check that would pass on its own failed, with no points, when its prerequisite fails?"""
+    add_check(Check("always right", "nothing", 5, lambda view: None, "forward", requires=("gradient",)))
+    source = next(c[1] for c in CASES if c[0] == "MyReLU" and "inverted" in c[3])
+    row = by_check(run_check("MyReLU", source))["always right"]
+    assert not row.passed and row.score == 0 and "needs gradient to pass first" in row.message
+
+
+def test_a_part_that_never_finished_costs_its_checks_only():
+    """When a measurement stops after forward (a hang in backward), are forward's checks graded and the
+    others failed, naming the part that hung?"""
+    problem = find_problem("MyReLU")
+    namespace: dict = {}
+    exec(compile("import torch\nfrom torch.autograd import Function\n"  # noqa: S102 - the test's fixture
+                 + next(source for name, source in RIGHT if name == "MyReLU"), "<cell 1>", "exec"), namespace)
+    from autograder.judge.reference import encoded_cases
+
+    parts = []
+    measure(problem, namespace, encoded_cases(problem),
+            report=lambda data: parts.append(json.loads(json.dumps(data))))
+    after_forward = dict(parts[0], stopped="within 20 s")
+    assert after_forward["parts"] == ["forward"] and "vjp" not in after_forward["cases"][0]
+    results = {r.check: r for r in judge(problem, after_forward)}
+    assert results["forward"].passed and results["inputs unchanged"].passed
+    assert results["save_for_backward"].passed
+    for name in ("backward returns", "gradient", "grad_output unchanged", "gradcheck"):
+        assert not results[name].passed and "did not finish within 20 s" in results[name].message, name
+
+
+def test_the_lessons_own_failing_cells_are_known():
+    """Are the lesson's raises-exception cells (meant to raise) found, numbered among the code cells?"""
+    path = ROOT / "course" / "02-custom-functions.ipynb"
+    found = expected_errors(".ipynb", path.read_bytes())
+    code = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+    assert found and all("raises-exception" in code[i]["metadata"]["tags"] for i in found)
+    assert expected_errors(".py", b"raise ValueError") == []
+
+
+@pytest.mark.slow
+def test_a_right_solution_page_lists_no_cell_errors_and_seed_1_grades_lesson_7(tmp_path):
+    """Does the solution of lesson 7, graded with --seed 1, keep full marks (once it failed vmap), with no
+    "Cells that raised" on its page although the lesson has raises-exception cells?"""
+    solution = tmp_path / "solution.ipynb"
+    solution.write_bytes((ROOT / "solutions" / "07-modern-functions.ipynb").read_bytes())
+    out = tmp_path / "out"
+    autograder("grade", "--assignment", "modern-functions", "--seed", "1", "--out", out, "--quiet", solution)
+    results = json.loads((out / "solution" / "results.json").read_text())
+    assert all(t["status"] == "passed" for t in results["tests"]), [t["name"] for t in results["tests"]
+                                                                    if t["status"] != "passed"]
+    assert "Cells that raised" not in (out / "solution" / "feedback.html").read_text()

@@ -1,0 +1,112 @@
+"""Is a broken extra file refused before anything is done with it, by `list`, `grade`, `gradescope` and the
+archive's setup.sh check, naming the problem and the cause; and are the options checked the same way?"""
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES, autograder
+
+BROKEN = """
+from autograder.course import Case, Problem, TensorSpec, add_problem
+
+add_problem("custom-functions", Problem(name="Reciprocal", summary="1 / x", reference=lambda x: 1 / 0,
+                                         cases=(Case((TensorSpec((3,)),)),), hidden=True))
+"""
+CAUSE = ("Problem 'Reciprocal' of custom-functions (from {path}): its reference raised ZeroDivisionError: "
+         "division by zero on case 1 (tensor(3,)).")
+
+
+def said(result) -> str:
+    return result.stderr.replace("\n  ", " ")
+
+
+@pytest.fixture()
+def broken(tmp_path) -> Path:
+    path = tmp_path / "hidden.py"
+    path.write_text(BROKEN)
+    return path
+
+
+@pytest.mark.parametrize("command", ["list", "grade", "gradescope"])
+def test_a_broken_extra_file_is_refused(tmp_path, broken, command):
+    """Does each command refuse an extra file whose reference raises, with one paragraph naming the problem,
+    the file and the cause, writing nothing?"""
+    out = tmp_path / ("archive.zip" if command == "gradescope" else "graded")
+    args = {"list": ["list", "--extra", broken],
+            "grade": ["grade", "--assignment", "custom-functions", "--extra", broken, "--out", out,
+                      EXAMPLES],
+            "gradescope": ["gradescope", "--assignment", "custom-functions", "--extra", broken, "--out", out],
+            }[command]
+    result = autograder(*args, check=False, timeout=600)
+    assert result.returncode == 2
+    assert CAUSE.format(path=broken) in said(result) and "Traceback" not in result.stderr
+    assert not out.exists()
+
+
+def test_the_archives_setup_check_refuses_a_broken_extra_file(tmp_path, broken):
+    """Does setup.sh's last step (gradescope check) fail, naming the cause, on an archive whose extra file
+    is broken (here: replaced after the build), so that Gradescope's image is never ready?"""
+    archive = tmp_path / "archive.zip"
+    good = tmp_path / "good.py"
+    good.write_text(BROKEN.replace("1 / 0", "1 / x").replace("TensorSpec((3,))", "TensorSpec((3,), low=1.0, "
+                                                                                 "high=2.0)"))
+    autograder("gradescope", "--assignment", "custom-functions", "--extra", good, "--out", archive,
+               timeout=600)
+    root = tmp_path / "root"
+    with zipfile.ZipFile(archive) as z:
+        z.extractall(root / "source")
+    (extra,) = (root / "source" / "extra").iterdir()
+    shutil.copy(broken, extra)
+    result = subprocess.run([sys.executable, "-m", "autograder.gradescope", "check", "--root", str(root)],
+                            capture_output=True, text=True, timeout=600, check=False,
+                            env=dict(os.environ, PYTHONPATH=str(root / "source")))
+    assert result.returncode == 1
+    assert "NOT ready to grade" in result.stderr and "its reference raised ZeroDivisionError" in result.stderr
+    assert "ready to grade custom-functions" not in result.stdout
+
+
+@pytest.mark.parametrize(("args", "phrase"), [
+    (["--problem-timeout", "-1"], "--problem-timeout must be a number of seconds greater than 0, not -1"),
+    (["--load-timeout", "0"], "--load-timeout must be a number of seconds greater than 0, not 0"),
+    (["--load-timeout", "nan"], "--load-timeout must be a number of seconds greater than 0"),
+    (["--seed", "-1"], "--seed must be a whole number from 0 to 2147483647"),
+    (["--jobs", "0"], "--jobs must be from 1 to 256"),
+    (["--extra", "notes.txt"], "--extra takes a Python file (.py)"),
+    (["--roster", "missing.csv", "--canvas", "c.csv"], "--roster missing.csv is not a file"),
+])
+def test_options_are_checked_before_grading(tmp_path, args, phrase):
+    """Is each option that would make every student score 0 (or crash later) refused at once?"""
+    result = autograder("grade", "--assignment", "gradcheck", "--out", tmp_path / "out", *args,
+                        EXAMPLES, cwd=tmp_path, check=False, timeout=600)
+    assert result.returncode == 2 and phrase in said(result) and "Traceback" not in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_results_folder_inside_the_submissions_is_refused(tmp_path):
+    """Is --out inside a folder of submissions refused (its result folders would be read as students next
+    time), and a submissions folder inside --out?"""
+    subs = tmp_path / "class"
+    subs.mkdir()
+    (subs / "alice.py").write_text("x = 1\n")
+    result = autograder("grade", "--assignment", "gradcheck", "--out", subs / "graded", subs, check=False,
+                        timeout=600)
+    assert result.returncode == 2 and "is inside the submissions folder" in said(result)
+    result = autograder("grade", "--assignment", "gradcheck", "--out", tmp_path, subs, check=False,
+                        timeout=600)
+    assert result.returncode == 2 and "is inside --out" in said(result)
+
+
+def test_gradescope_options_are_checked(tmp_path):
+    """Does the archive's build refuse a time limit or a seed that would fail every student?"""
+    result = autograder("gradescope", "--assignment", "gradcheck", "--out", tmp_path / "a.zip",
+                        "--problem-timeout", "0", check=False, timeout=600)
+    assert result.returncode == 2 and "--problem-timeout must be" in said(result)
+    result = autograder("gradescope", "--assignment", "gradcheck", "--out", tmp_path / "a.zip", "--seed",
+                        "-5", check=False, timeout=600)
+    assert result.returncode == 2 and "--seed must be" in said(result)

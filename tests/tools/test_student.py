@@ -1,0 +1,137 @@
+"""Are the student notebooks in course/ what the solutions make, free of solutions, and runnable?"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.conftest import ROOT
+from tools.make_student import BEGIN, END, student_notebook
+
+SOLUTIONS = ROOT / "solutions"
+COURSE = ROOT / "course"
+LESSONS = sorted(path.name for path in SOLUTIONS.glob("*.ipynb"))
+RAISES = "raises-exception"
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def read(path: Path):
+    return nbformat.read(path, as_version=4)
+
+
+def normalised(line: str) -> str:
+    """A line without surrounding blanks and without a trailing `  # comment`."""
+    return line.split("  #")[0].strip()
+
+
+def split_lines(nb) -> tuple[set[str], set[str]]:
+    """The stripped lines of a notebook's cells inside solution regions, and those outside them.
+
+    Read here line by line, independently of tools.make_student, so a bug there cannot hide a leak.
+    """
+    inside, outside = set(), set()
+    for cell in nb.cells:
+        in_region = False
+        for line in cell.source.splitlines():
+            stripped = line.strip()
+            if stripped == BEGIN:
+                in_region = True
+            elif stripped == END:
+                in_region = False
+            else:
+                (inside if in_region else outside).add(normalised(line))
+    return inside, outside
+
+
+def secret_lines() -> set[str]:
+    """Solution lines worth looking for: not blank, longer than 10 characters, not a comment, and not
+    also shown outside a solution region (a line the lesson itself prints in its narrative is no secret).
+    """
+    inside, outside = set(), set()
+    for name in LESSONS:
+        lesson_inside, lesson_outside = split_lines(read(SOLUTIONS / name))
+        inside |= lesson_inside
+        outside |= lesson_outside
+    return {line for line in inside - outside if len(line) > 10 and not line.startswith("#")}
+
+
+def everything_in(nb) -> str:
+    """All the text of a notebook: sources and every output (text, data, tracebacks without colours)."""
+    parts = []
+    for cell in nb.cells:
+        parts.append(cell.source)
+        for output in cell.get("outputs", []):
+            if "text" in output:
+                parts.append(output["text"])
+            for value in output.get("data", {}).values():
+                parts.append(value if isinstance(value, str) else json.dumps(value))
+            parts.extend(output.get("traceback", []))
+            parts.append(f"{output.get('ename', '')}: {output.get('evalue', '')}")
+    return ANSI.sub("", "\n".join(parts))
+
+
+def test_course_has_one_notebook_per_lesson():
+    """Does course/ hold a student notebook for every lesson of solutions/, and nothing else?"""
+    assert LESSONS, "solutions/ has no lesson notebook"
+    course = sorted(path.name for path in COURSE.glob("*.ipynb"))
+    assert course == LESSONS, "run `make student` to regenerate course/ from solutions/"
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_course_is_what_make_student_generates(name):
+    """Is course/<lesson> exactly what `make student` generates from solutions/<lesson> (not stale)?"""
+    path = COURSE / name
+    assert path.exists(), f"course/{name} is missing: run `make student`"
+    expected = student_notebook(read(SOLUTIONS / name))
+    actual = read(path)
+    assert actual.metadata == expected.metadata, f"course/{name}: metadata differ; run `make student`"
+    assert len(actual.cells) == len(expected.cells), f"course/{name}: cells differ; run `make student`"
+    for index, (got, want) in enumerate(zip(actual.cells, expected.cells), 1):
+        assert got == want, f"course/{name}, cell {index} is stale: run `make student`"
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_no_solution_line_leaks_into_course(name):
+    """Does no line of any solution region appear in course/<lesson>, in its sources or its outputs?"""
+    path = COURSE / name
+    if not path.exists():
+        pytest.skip(f"course/{name} is missing (test_course_has_one_notebook_per_lesson fails)")
+    lines = {normalised(line) for line in everything_in(read(path)).splitlines()}
+    secrets = secret_lines()
+    # A secret shows as a whole line, or at the end of one, as in a traceback: "---> 12     return x"
+    leaks = sorted({secret for line in lines for secret in secrets
+                    if line == secret or line.endswith((" " + secret, ">" + secret))})
+    assert leaks == [], f"course/{name} shows solution code or answers: {leaks}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", LESSONS)
+def test_course_notebook_fails_only_where_the_student_writes(name):
+    """Does course/<lesson> run top to bottom, every error being the NotImplementedError of an exercise?
+
+    Cells tagged raises-exception (the "What goes wrong here?" demonstrations) may raise what they like.
+    """
+    from nbclient import NotebookClient
+
+    path = COURSE / name
+    if not path.exists():
+        pytest.skip(f"course/{name} is missing (test_course_has_one_notebook_per_lesson fails)")
+    nb = read(path)
+    client = NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(COURSE)}})
+    client.execute()
+    wrong = []
+    for index, cell in enumerate(nb.cells, 1):
+        if cell.cell_type != "code" or RAISES in cell.metadata.get("tags", []):
+            continue
+        for output in cell.outputs:
+            if output.output_type == "error" and output.ename != "NotImplementedError":
+                wrong.append(f"cell {index}: {output.ename}: {output.evalue}")
+    assert wrong == [], (
+        f"course/{name}: these cells fail for another reason than an unwritten exercise (a cell that needs "
+        "a solution should call the exercise's Function itself, see docs/STYLE.md)"
+    )
