@@ -21,7 +21,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from autograder.gradescope import VISIBILITIES
+from autograder import config
 
 
 class _Parser(argparse.ArgumentParser):
@@ -50,11 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
     grading.add_argument("--out", required=True, type=Path, help="folder for the result files")
     grading.add_argument("submissions", nargs="+", type=Path, help=".ipynb or .py files, or folders of them")
     grading.add_argument("--force", action="store_true", help="grade again what is already graded")
-    grading.add_argument("--jobs", type=int, default=None, help="workers in parallel, 1 to 256 (default: twice the cores)")
-    grading.add_argument("--load-timeout", type=float, default=60.0, help="seconds to run a submission's cells")
-    grading.add_argument("--problem-timeout", type=float, default=20.0, help="seconds to grade one problem")
-    grading.add_argument("--seed", type=int, default=0, help="seed of the inputs, 0 to 2147483647 (same seed, same "
-                                                                "results)")
+    grading.add_argument("--jobs", type=int, default=None, help=f"workers in parallel, 1 to {config.MAX_JOBS} "
+                                                                 f"(default: {config.WORKERS_PER_CORE} per core)")
+    _timeout_options(grading)
+    grading.add_argument("--seed", type=int, default=config.SEED, help=f"seed of the inputs, 0 to {config.MAX_SEED} "
+                                                                       f"(same seed, same results)")
     grading.add_argument("--quiet", action="store_true", help="no progress bar or summary table")
     grading.add_argument("--canvas", type=Path, metavar="FILE.csv",
                          help="also write the grades as a Canvas gradebook import (see the export command)")
@@ -66,16 +66,15 @@ def build_parser() -> argparse.ArgumentParser:
     gs = commands.add_parser("gradescope", help="build a Gradescope autograder archive (.zip) for an assignment")
     gs.add_argument("--assignment", required=True, help="an assignment name from `list`")
     gs.add_argument("--out", required=True, type=Path, metavar="FILE.zip", help="the archive to write")
-    gs.add_argument("--visibility", default="visible", choices=VISIBILITIES,
-                    help="when students see the tests that are not hidden (default: visible)")
-    gs.add_argument("--hidden-visibility", default="hidden", choices=VISIBILITIES,
-                    help="when students see hidden problems and checks (default: hidden, i.e. never; "
-                         "after_published shows them once you publish the grades)")
-    gs.add_argument("--output-format", default="html", choices=("html", "md", "text"),
+    gs.add_argument("--visibility", default=config.VISIBILITY, choices=config.VISIBILITIES,
+                    help=f"when students see the tests that are not hidden (default: {config.VISIBILITY})")
+    gs.add_argument("--hidden-visibility", default=config.HIDDEN_VISIBILITY, choices=config.VISIBILITIES,
+                    help=f"when students see hidden problems and checks (default: {config.HIDDEN_VISIBILITY}, i.e. "
+                         f"never; after_published shows them once you publish the grades)")
+    gs.add_argument("--output-format", default=config.OUTPUT_FORMAT, choices=config.OUTPUT_FORMATS,
                     help="how explanations are shown: html or md (with pictures as PNG), text (no pictures)")
-    gs.add_argument("--load-timeout", type=float, default=60.0, help="seconds to run a submission's cells")
-    gs.add_argument("--problem-timeout", type=float, default=20.0, help="seconds to grade one problem")
-    gs.add_argument("--seed", type=int, default=0, help="seed of the inputs")
+    _timeout_options(gs)
+    gs.add_argument("--seed", type=int, default=config.SEED, help="seed of the inputs")
     _extra_option(gs, "also bundled into the archive, where students cannot read it")
 
     export = commands.add_parser("export", help="write graded results as a Canvas gradebook import (CSV)")
@@ -93,11 +92,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _policy_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--policy", default="best", choices=("best", "latest"),
-                        help="when a student has several submissions: the best score counts, or the latest "
-                             "submission's (default: best)")
+def _timeout_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--load-timeout", type=float, default=config.LOAD_SECONDS,
+                        help="seconds to run a submission's cells")
+    parser.add_argument("--problem-timeout", type=float, default=config.PROBLEM_SECONDS,
+                        help="seconds to grade one problem")
 
+
+def _policy_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--policy", default=config.POLICY, choices=config.POLICIES,
+                        help=f"when a student has several submissions: the best score counts, or the latest "
+                             f"submission's (default: {config.POLICY})")
 
 
 def _extra_option(parser: argparse.ArgumentParser, note: str = "") -> None:
@@ -119,7 +124,7 @@ def load_extras(paths: list[Path]) -> None:
         print("autograder: warning: " + paragraph(broken), file=sys.stderr)
 
 
-def validated(assignment, seed: int = 0):
+def validated(assignment, seed: int = config.SEED):
     """The assignment, once validate.py finds every problem gradable; else a usage error naming the
     problem and the cause."""
     from autograder.course.assignments import ORIGINS
@@ -142,13 +147,13 @@ def lookup(name: str):
         fail(str(error))
 
 
-def find(name: str, seed: int = 0):
+def find(name: str, seed: int = config.SEED):
     return validated(lookup(name), seed)
 
 
 def check_seed(seed: int) -> None:
-    if not 0 <= seed <= 2**31 - 1:
-        fail(f"--seed must be a whole number from 0 to 2147483647, not {seed}")
+    if not 0 <= seed <= config.MAX_SEED:
+        fail(f"--seed must be a whole number from 0 to {config.MAX_SEED}, not {seed}")
 
 
 def check_limits(load_timeout: float, problem_timeout: float):
@@ -223,13 +228,13 @@ def _grade(args, server) -> int:
 
     if args.roster and not args.canvas:
         fail("--roster goes with --canvas FILE.csv (the Canvas import to write)")
-    if args.jobs is not None and not 1 <= args.jobs <= 256:
-        fail(f"--jobs must be from 1 to 256, not {args.jobs}")
+    if args.jobs is not None and not 1 <= args.jobs <= config.MAX_JOBS:
+        fail(f"--jobs must be from 1 to {config.MAX_JOBS}, not {args.jobs}")
     check_seed(args.seed)
     limits = check_limits(args.load_timeout, args.problem_timeout)
     check_paths(args)
     load_extras(args.extra)
-    from autograder.batch import warm_up
+    from autograder.pipeline import warm_up
 
     assignment = lookup(args.assignment)
     server.warm_up(*warm_up(assignment))  # the clean parent warms up while the assignment is validated
@@ -262,7 +267,7 @@ def tell_instructor(graded) -> None:
 
 
 def export_canvas(graded: Path, out: Path, roster: Path | None, column: str | None = None,
-                  id_column: str | None = None, out_of: float | None = None, policy: str = "best") -> int:
+                  id_column: str | None = None, out_of: float | None = None, policy: str = config.POLICY) -> int:
     from autograder.report.export import ExportError, describe
     from autograder.report.export import export_canvas as write
 
@@ -284,7 +289,8 @@ def cmd_export(args) -> int:
 
 
 def cmd_gradescope(args) -> int:
-    from autograder.gradescope import Settings, build
+    from autograder.gradescope.build import build
+    from autograder.gradescope.settings import Settings
 
     check_seed(args.seed)
     check_limits(args.load_timeout, args.problem_timeout)

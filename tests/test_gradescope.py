@@ -21,9 +21,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from autograder.gradescope import Settings, results_document
 from autograder.gradescope.feedback import Pictures, render_test
+from autograder.gradescope.results import results_document
+from autograder.gradescope.settings import Settings
 from autograder.judge.verdicts import CheckResult, Figure
+from autograder.report.files import Graded
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "tests" / "gradescope_results.schema.json").read_text())
@@ -299,6 +301,11 @@ def failed_result() -> CheckResult:
                        "torch says: *no*", [heat, graphs])
 
 
+def uploaded(name: str, results: list[CheckResult], sha256: str = "") -> Graded:
+    """One graded file of an upload, as the pipeline hands it to Gradescope's results."""
+    return Graded(name, sum(r.score for r in results), sum(r.max_score for r in results), results, sha256)
+
+
 @pytest.mark.parametrize("fmt", ["html", "md", "text"])
 def test_output_formats_escape_and_carry_pictures(fmt):
     """Does each output format escape the message, and carry PNG pictures in html and md only?"""
@@ -331,7 +338,6 @@ def test_graphs_are_drawn_once_per_problem():
 def test_results_document_validates_in_every_format():
     """Does a document built in each format and visibility validate against Gradescope's schema?"""
     from autograder.course.assignments import find_assignment
-    from autograder.gradescope import FileResult
 
     assignment = find_assignment("gradcheck")
     result = failed_result()
@@ -339,7 +345,7 @@ def test_results_document_validates_in_every_format():
     for fmt in ("html", "md", "text"):
         settings = Settings("gradcheck", output_format=fmt, visibility="after_due_date",
                             hidden_visibility="after_published")
-        document = results_document(assignment, [FileResult("a.py", "0" * 64, [result])], settings, 1.5)
+        document = results_document(assignment, [uploaded("a.py", [result], "0" * 64)], settings, 1.5)
         jsonschema.validate(document, SCHEMA)
         assert document["tests"][0]["visibility"] == "after_due_date"
 
@@ -360,7 +366,6 @@ def test_tracebacks_lose_the_grader_frames():
 def test_picture_budget_goes_to_visible_tests_first():
     """When pictures run short, do the tests students may see keep theirs before hidden tests do?"""
     from autograder.course.assignments import find_assignment
-    from autograder.gradescope import FileResult
 
     hidden, shown = failed_result(), failed_result()
     for r, check in ((hidden, "gradient"), (shown, "gradcheck")):
@@ -369,7 +374,7 @@ def test_picture_budget_goes_to_visible_tests_first():
     probe = Pictures(10**6)
     render_test(shown, "html", probe, set())
     settings = Settings("gradcheck", picture_bytes=10**6 - probe.left)  # room for one test's pictures
-    document = results_document(find_assignment("gradcheck"), [FileResult("a.py", "", [hidden, shown])], settings, 1)
+    document = results_document(find_assignment("gradcheck"), [uploaded("a.py", [hidden, shown])], settings, 1)
     first, second = document["tests"]
     assert first["visibility"] == "hidden" and "picture left out" in first["output"]
     assert second["visibility"] == "visible" and second["output"].count("<img") == 3

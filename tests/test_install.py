@@ -31,7 +31,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 import autograder
-from autograder.gradescope import RUNTIME
+from autograder.gradescope.build import RUNTIME
 from autograder.measure.graphs import AS_TEXT, NO_DOT
 from tools.make_student import BEGIN, SETUP_ID
 

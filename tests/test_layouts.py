@@ -389,7 +389,7 @@ def test_export_policy_chooses_best_or_latest(tmp_path):
 def test_results_never_hold_the_instructors_paths(tmp_path):
     """Does the batch's path filter take the grader's folders, Python's and the workers' temporary folders
     out of a traceback a student reads?"""
-    from autograder.batch import Private
+    from autograder.pipeline import Private
 
     private = Private([tmp_path / "submissions", tmp_path / "out"])
     text = (f'File "{tmp_path}/submissions/alice/helpers.py", line 3\n'

@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from autograder.batch import problem_jobs
 from autograder.course.assignments import find_assignment
+from autograder.pipeline import problem_jobs
 from autograder.sandbox import Limits, Task, run_all
 from autograder.sandbox.cgroups import Cgroups
 

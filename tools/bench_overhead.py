@@ -55,25 +55,26 @@ def startup() -> None:
 
 def per_submission(assignment, k: int = 12) -> None:
     """The CPU each submission's sandbox costs (its worker, the worker's children and the clean-up), read
-    from RUSAGE_CHILDREN as each one finishes, one worker at a time; and its wall time."""
-    from autograder.batch import problem_jobs
-    from autograder.sandbox import Limits, Task, run_all
+    from RUSAGE_CHILDREN as each one finishes, one worker at a time, through the grader's pipeline; and its
+    wall time."""
+    from autograder.intake.loader import Submission
+    from autograder.pipeline import Pipeline
 
-    jobs = problem_jobs(assignment, 0)
-    for name, source in (("empty (import torch only)", "import torch"),
-                         ("right (alice.py)", (EXAMPLES / "alice.py").read_text()),
-                         ("wrong (bob.py)", (EXAMPLES / "bob.py").read_text())):
-        tasks = [Task(i, [source], jobs) for i in range(k)]
-        cpu, wall = [], []
-        last = resource.getrusage(resource.RUSAGE_CHILDREN)
-        for _, outcome in run_all(tasks, Limits(), 1, 0):
-            now = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpu.append((now.ru_utime - last.ru_utime) + (now.ru_stime - last.ru_stime))
-            wall.append(outcome.seconds)
-            last = now
-        print(f"one submission in the sandbox, {name}: median {statistics.median(cpu) * 1e3:.0f} ms CPU "
-              f"(min {min(cpu) * 1e3:.0f}), {statistics.median(wall) * 1e3:.0f} ms wall (min {min(wall) * 1e3:.0f}); "
-              f"{k} submissions, one worker")
+    with Pipeline(assignment, workers=1) as pipeline:
+        for name, source in (("empty (import torch only)", "import torch"),
+                             ("right (alice.py)", (EXAMPLES / "alice.py").read_text()),
+                             ("wrong (bob.py)", (EXAMPLES / "bob.py").read_text())):
+            subs = [Submission(str(i), None, [source]) for i in range(k)]
+            cpu, wall = [], []
+            last = resource.getrusage(resource.RUSAGE_CHILDREN)
+            for _, graded in pipeline.grade(subs):
+                now = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu.append((now.ru_utime - last.ru_utime) + (now.ru_stime - last.ru_stime))
+                wall.append(graded.seconds)
+                last = now
+            print(f"one submission in the sandbox, {name}: median {statistics.median(cpu) * 1e3:.0f} ms CPU "
+                  f"(min {min(cpu) * 1e3:.0f}), {statistics.median(wall) * 1e3:.0f} ms wall "
+                  f"(min {min(wall) * 1e3:.0f}); {k} submissions, one worker")
 
 
 def in_process() -> None:
@@ -81,8 +82,8 @@ def in_process() -> None:
     import torch  # noqa: F401
 
     t1 = time.perf_counter()
-    from autograder.batch import problem_jobs
     from autograder.course.assignments import find_assignment
+    from autograder.pipeline import problem_jobs
 
     assignment = find_assignment(ASSIGNMENT)
     problem_jobs(assignment, 0)  # the references measured once, as the grader does
@@ -103,9 +104,9 @@ def in_process() -> None:
     print(f"fork + exit + wait of the warmed grader ({rss // 1024} MiB resident): median "
           f"{statistics.median(forks) * 1e3:.1f} ms; a submission costs one (its worker), plus the clean-up")
 
-    from autograder.batch import verdicts_for
     from autograder.judge.verdicts import encoded_cases, expectations
     from autograder.measure import probe as probing
+    from autograder.pipeline import verdicts_for
     from autograder.report.pages import feedback_page
     from autograder.sandbox import Outcome
 

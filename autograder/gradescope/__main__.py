@@ -1,5 +1,5 @@
 import sys
 
-from autograder.gradescope import main
+from autograder.gradescope.run import main
 
 sys.exit(main())

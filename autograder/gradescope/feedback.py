@@ -11,7 +11,7 @@ from autograder.report.markup import render
 from autograder.report.png import data_uri, figure_pngs
 
 if TYPE_CHECKING:
-    from autograder.gradescope import FileResult
+    from autograder.report.files import Graded
 
 PACKAGE = Path(__file__).resolve().parent.parent
 MAX_PRINTED = 8000  # characters of a submission's printed output shown back
@@ -75,7 +75,7 @@ def render_test(r, fmt: str, pictures: Pictures, graphs_shown: set[str]) -> str:
     return render(blocks, fmt)
 
 
-def summary(assignment, files: list[FileResult], chosen: list, source: dict[str, str], fmt: str,
+def summary(assignment, files: list[Graded], chosen: list, source: dict[str, str], fmt: str,
             skipped_pictures: int) -> str:
     """The submission-wide output: what was graded, a line per problem students may see, the cells that
     raised and what the code printed. Hidden problems and checks are left out of every line."""
@@ -98,7 +98,7 @@ def summary(assignment, files: list[FileResult], chosen: list, source: dict[str,
         blocks.append(("p", ("No notebook (.ipynb) or Python file (.py) was found in your submission. Upload "
                             "your lesson notebook, e.g. 02-custom-functions.ipynb, and submit again.")))
     else:
-        names = ", ".join(f.name for f in files)
+        names = ", ".join(f.submission for f in files)
         blocks.append(("p", f"Graded {names}." + (" With several files, each problem is graded from the file "
                                                   "where it scored best." if len(files) > 1 else "")))
     blocks.append(("p", ("Each test below is one check. A failed check says what is wrong and, where it helps, "
@@ -110,10 +110,10 @@ def summary(assignment, files: list[FileResult], chosen: list, source: dict[str,
                             f"check() in your notebook draws them all.")))
     for f in files:
         for cell in f.cell_errors:
-            blocks.append(("p", f"{f.name}: cell {cell['index']} raised an error; later cells still ran."))
+            blocks.append(("p", f"{f.submission}: cell {cell['index']} raised an error; later cells still ran."))
             blocks.append(("pre", strip_grader_frames(str(cell["error"]))[-MAX_CELL_ERROR:]))
         if f.output.strip():
             text = f.output if len(f.output) <= MAX_PRINTED else f.output[:MAX_PRINTED] + "\n[... cut ...]"
-            blocks.append(("p", f"What {f.name} printed while it was graded:"))
+            blocks.append(("p", f"What {f.submission} printed while it was graded:"))
             blocks.append(("pre", text))
     return render(blocks, fmt)

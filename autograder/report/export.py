@@ -39,7 +39,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder import config
 from autograder.report.csvsafe import cell, read_cell
+from autograder.report.files import Graded
 
 CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 POINTS_POSSIBLE = "    Points Possible"  # as Canvas writes it in its own export
@@ -53,31 +55,22 @@ class ExportError(ValueError):
     """A usage mistake: no grades to export, an unreadable roster, an unknown column."""
 
 
-POLICIES = ("best", "latest")
+def people_of(g: Graded) -> list[dict]:
+    """The students a submission counts for: one each for a group submission."""
+    submitters = g.identity.get("submitters")
+    if isinstance(submitters, list) and submitters:
+        return [p for p in submitters if isinstance(p, dict)]
+    user = g.identity.get("canvas_user") or canvas_user_id(g.submission)
+    if user:
+        return [{"canvas_user": str(user), "name": g.identity.get("name") or _canvas_name(g.submission)}]
+    return [{"id": g.submission}]
 
 
-@dataclass
-class Graded:
-    submission: str
-    score: float
-    max_score: float
-    identity: dict = field(default_factory=dict)  # from results.json: name, email, sid, canvas_user, submitted
-
-    def people(self) -> list[dict]:
-        """The students this submission counts for: one each for a group submission."""
-        submitters = self.identity.get("submitters")
-        if isinstance(submitters, list) and submitters:
-            return [p for p in submitters if isinstance(p, dict)]
-        user = self.identity.get("canvas_user") or canvas_user_id(self.submission)
-        if user:
-            return [{"canvas_user": str(user), "name": self.identity.get("name") or _canvas_name(self.submission)}]
-        return [{"id": self.submission}]
-
-    def when(self) -> tuple:
-        """What orders one student's submissions in time, where the layout says (else nothing)."""
-        submitted = self.identity.get("submitted")
-        number = self.identity.get("canvas_submission") or _canvas_submission(self.submission)
-        return (str(submitted or ""), int(number) if str(number or "").isdigit() else -1)
+def when(g: Graded) -> tuple:
+    """What orders one student's submissions in time, where the layout says (else nothing)."""
+    submitted = g.identity.get("submitted")
+    number = g.identity.get("canvas_submission") or _canvas_submission(g.submission)
+    return (str(submitted or ""), int(number) if str(number or "").isdigit() else -1)
 
 
 def _canvas_name(submission: str) -> str:
@@ -101,8 +94,8 @@ def student_key(person: dict) -> tuple[str, str]:
 def choose(submissions: list[Graded], policy: str) -> Graded:
     """The submission whose score counts for one student: the best, or the latest where the times are
     known (else the best)."""
-    if policy == "latest" and all(g.when() != ("", -1) for g in submissions):
-        return max(submissions, key=lambda g: g.when())
+    if policy == "latest" and all(when(g) != ("", -1) for g in submissions):
+        return max(submissions, key=when)
     return max(submissions, key=lambda g: g.score)  # max keeps the first of equals
 
 
@@ -116,7 +109,7 @@ class Export:
     unmatched: list[str] = field(default_factory=list)  # submissions that match no roster row
     missing: list[str] = field(default_factory=list)  # roster students without a submission
     duplicates: list[str] = field(default_factory=list)  # students matched by several submissions
-    policy: str = "best"
+    policy: str = config.POLICY
 
 
 def read_graded(folder: Path) -> tuple[list[Graded], str]:
@@ -190,7 +183,7 @@ def match(graded: list[Graded], header: list[str], students: list[dict[str, str]
     owners: dict[int, list[Graded]] = {}
     unmatched = []
     for g in graded:
-        for person in g.people():
+        for person in people_of(g):
             keys = [(("ID",), person.get("canvas_user"))] + [(tuple(columns), person.get(k))
                                                               for k in ("email", "sid", "id")]
             found = None
@@ -207,7 +200,7 @@ def match(graded: list[Graded], header: list[str], students: list[dict[str, str]
                 if found is not None:
                     break
             if found is None:
-                unmatched.append(g.submission if len(g.people()) == 1 else f"{g.submission} ({person.get('name')})")
+                unmatched.append(g.submission if len(people_of(g)) == 1 else f"{g.submission} ({person.get('name')})")
             elif g not in owners.get(found, []):
                 owners.setdefault(found, []).append(g)
     return owners, unmatched
@@ -219,12 +212,12 @@ def _points(score: float, max_score: float, out_of: float | None) -> str:
 
 
 def canvas_csv(graded: list[Graded], assignment: str, roster: Path | None = None, column: str | None = None,
-               id_column: str | None = None, out_of: float | None = None, policy: str = "best") -> Export:
+               id_column: str | None = None, out_of: float | None = None, policy: str = config.POLICY) -> Export:
     """The Canvas gradebook import for these grades: one row per student (see the module's docstring)."""
     if not graded:
         raise ExportError("There are no graded submissions to export.")
-    if policy not in POLICIES:
-        raise ExportError(f"The policy must be one of {', '.join(POLICIES)}, not {policy!r}.")
+    if policy not in config.POLICIES:
+        raise ExportError(f"The policy must be one of {', '.join(config.POLICIES)}, not {policy!r}.")
     column = column or assignment
     max_score = max(g.max_score for g in graded)
     buffer = io.StringIO()
@@ -234,7 +227,7 @@ def canvas_csv(graded: list[Graded], assignment: str, roster: Path | None = None
     if roster is None:
         people: dict[tuple[str, str], tuple[dict, list[Graded]]] = {}
         for g in graded:
-            for person in g.people():
+            for person in people_of(g):
                 people.setdefault(student_key(person), (person, []))[1].append(g)
         result = Export("", column, len(people), policy=policy)
         for person, mine in people.values():
@@ -266,7 +259,7 @@ def canvas_csv(graded: list[Graded], assignment: str, roster: Path | None = None
 
 
 def export_canvas(graded_folder: Path, out: Path, roster: Path | None = None, column: str | None = None,
-                  id_column: str | None = None, out_of: float | None = None, policy: str = "best") -> Export:
+                  id_column: str | None = None, out_of: float | None = None, policy: str = config.POLICY) -> Export:
     """Reads DIR/grades.csv and writes the Canvas import file (atomically)."""
     from autograder.report.files import write_atomic
 

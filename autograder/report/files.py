@@ -1,4 +1,5 @@
-"""Writes the result files of the contract: <id>/results.json (Gradescope), <id>/feedback.html, grades.csv.
+"""The record of a graded submission (Graded), and the result files of the contract: <id>/results.json
+(Gradescope's format), <id>/feedback.html, grades.csv.
 
 Every file is written to a temporary name and renamed into place, and results.json last, so a
 submission counts as graded only when all its files are complete.
@@ -12,10 +13,38 @@ import io
 import json
 import os
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from autograder.judge.verdicts import CheckResult
 from autograder.report.csvsafe import cell
+
+if TYPE_CHECKING:  # only named here: reading grades back (the Canvas export) needs no torch
+    from autograder.judge.verdicts import CheckResult
+
+
+@dataclass
+class Graded:
+    """One graded submission, as every way of grading hands it on: the pipeline's verdicts, the batch's
+    summary table, Gradescope's results (one per file of an upload), the Canvas export (read back from
+    grades.csv, where only the id, the scores and the identity are known)."""
+
+    submission: str  # its id (layouts.py); on Gradescope, the file as the student named it
+    score: float
+    max_score: float
+    results: list[CheckResult] = field(default_factory=list)  # the verdicts, when graded in this run
+    sha256: str = ""  # every byte graded (loader.Submission.sha256)
+    cell_errors: list[dict] = field(default_factory=list)  # the cells that raised
+    output: str = ""  # what the code printed
+    timed_out: list[str] = field(default_factory=list)  # "load" (the cells) and the problems out of time
+    seconds: float = 0.0  # in its worker
+    skipped: bool = False  # already graded with the very same key (batch.Key): not graded again
+    reason: str = ""  # why it was graded (again): "new", "its files changed", ...
+    feedback: Path | None = None  # its feedback.html
+    identity: dict = field(default_factory=dict)  # who handed it in: name, email, sid, canvas_user, submitted
+
+    def score_of(self, problem: str) -> float:
+        return sum(r.score for r in self.results if r.problem == problem)
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -61,6 +90,55 @@ def results_json(results: list[CheckResult], summary: str, extra: dict, max_scor
             test["visibility"] = "hidden"
         tests.append(test)
     return {"score": sum(r.score for r in results), "output": summary, "tests": tests, "extra_data": extra}
+
+
+def gradescope_results(results: list[CheckResult], outputs: list[str], problems: list[str], summary: str,
+                       fmt: str, visibility: str, hidden_visibility: str, seconds: float, extra: dict) -> dict:
+    """Gradescope's results.json as run_autograder writes it: each test with its rendered output (in
+    format fmt), numbered problem.check in the assignment's order and tagged with its problem, its
+    visibility by whether it is hidden. No test, and not the total, may score above its maximum."""
+    for r in results:
+        assert_within(r.score, r.max_score, r.name)
+    assert_within(sum(r.score for r in results), sum(r.max_score for r in results), "the submission")
+    numbers = {name: i for i, name in enumerate(problems, 1)}
+    counters: dict[str, int] = {}
+    tests = []
+    for r, output in zip(results, outputs, strict=True):
+        counters[r.problem] = counters.get(r.problem, 0) + 1
+        tests.append({
+            "name": r.name,
+            "number": f"{numbers[r.problem]}.{counters[r.problem]}",
+            "score": r.score,
+            "max_score": r.max_score,
+            "status": "passed" if r.passed else "failed",
+            "output": output,
+            "output_format": fmt,
+            "visibility": hidden_visibility if r.hidden else visibility,
+            "tags": [r.problem],
+        })
+    return {
+        "score": sum(r.score for r in results),
+        "execution_time": round(seconds, 3),
+        "output": summary,
+        "output_format": fmt,
+        "test_output_format": fmt,
+        "stdout_visibility": "hidden",
+        "tests": tests,
+        "extra_data": extra,
+    }
+
+
+def gradescope_failure(reason: str, seconds: float) -> dict:
+    """What students see when the grader itself failed: no score is invented for them."""
+    return {"score": 0.0, "execution_time": round(seconds, 3), "output_format": "text", "stdout_visibility": "hidden",
+            "output": "The autograder could not grade this submission because of a problem in the grader, not "
+                      "in your code. Your instructors can see what went wrong; they will regrade it. (" + reason + ")",
+            "tests": []}
+
+
+def write_results(path: Path, document: dict, indent: int = 2) -> None:
+    """Writes a results.json (atomically): indent 2 for the batch's, 1 for Gradescope's, as each always was."""
+    write_atomic(path, json.dumps(document, indent=indent) + "\n")
 
 
 def read_results(path: Path) -> dict | None:

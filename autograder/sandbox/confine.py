@@ -17,6 +17,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
+from autograder import config
+
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_KEEPCAPS, PR_SET_NO_NEW_PRIVS = 1, 4, 8, 38
 PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER = 36, 37
 CAP_DAC_READ_SEARCH, CAPABILITY_VERSION_3 = 2, 0x20080522
@@ -28,13 +30,13 @@ _LIBC: list = []
 class Limits:
     """Per submission. Times are wall-clock seconds, counted by the grader alone."""
 
-    load_seconds: float = 60.0  # running all cells
-    problem_seconds: float = 20.0  # measuring one problem (and, once more, explaining its failure)
-    memory_bytes: int = 3 * 1024**3  # address space on top of the clean parent's (and the cgroup's limit, a bit above)
-    processes: int = 32  # processes and threads of the worker (its cgroup, or its user id)
-    file_bytes: int = 16 * 1024**2  # largest file a worker may write
-    open_files: int = 256
-    output_bytes: int = 64 * 1024  # printed output kept for the feedback
+    load_seconds: float = config.LOAD_SECONDS  # running all cells
+    problem_seconds: float = config.PROBLEM_SECONDS  # measuring one problem (and, once more, explaining its failure)
+    memory_bytes: int = config.MEMORY_BYTES  # address space on top of the clean parent's (the cgroup's: a bit above)
+    processes: int = config.PROCESSES  # processes and threads of the worker (its cgroup, or its user id)
+    file_bytes: int = config.FILE_BYTES  # largest file a worker may write
+    open_files: int = config.OPEN_FILES
+    output_bytes: int = config.OUTPUT_BYTES  # printed output kept for the feedback
     # Keep CAP_DAC_READ_SEARCH after dropping to the worker uid (an interpreter under /root still imports);
     # Landlock then limits reading to the interpreter, its packages and the system's libraries. False drops
     # every capability: the worker reads only what its uid may, so a folder of mode 700 (Gradescope's

@@ -1,0 +1,51 @@
+"""Every default of the grader, once, each with why it is what it is.
+
+The command line's options, Gradescope's settings and the sandbox's limits (sandbox/confine.Limits) take
+their defaults from here. This module imports nothing: a worker's confinement reads it too.
+"""
+
+# -- time ----------------------------------------------------------------------------------------------
+# A lesson notebook runs its cells in a few seconds; a minute leaves room for a slow machine and a first
+# import, and still stops a notebook that trains a model or sleeps.
+LOAD_SECONDS = 60.0
+# Measuring one problem takes well under a second; 20 s stops a Function that loops, not a slow one.
+PROBLEM_SECONDS = 20.0
+
+# -- what one worker may use ---------------------------------------------------------------------------
+MEMORY_BYTES = 3 * 1024**3  # on top of the clean parent's: torch's tensors of a lesson fit many times over
+PROCESSES = 32  # torch's threads fit; a fork bomb does not
+FILE_BYTES = 16 * 1024**2  # a notebook may save a picture, not fill the disk
+OPEN_FILES = 256  # torch opens a few dozen; a leak of descriptors stops here
+OUTPUT_BYTES = 64 * 1024  # printed output kept for the feedback: enough to read, not a flood
+
+# -- workers -------------------------------------------------------------------------------------------
+# Two workers per core: a submission that waits (a sleep left in a cell, a file to read) leaves its core
+# to another instead of idling it. The same rule for the local batch and for Gradescope.
+WORKERS_PER_CORE = 2
+MAX_JOBS = 256  # --jobs: beyond this, workers only compete for memory
+# What the workers' clean parent imports besides the sandbox's own list (sandbox/server.PRELOAD) and the
+# lesson's modules (Assignment.preload): the package's names a notebook imports (`from autograder import
+# check, draw` and the page check() draws) and what notebooks commonly import. A worker then has them without reading them, which
+# it cannot do on Gradescope (/autograder/source is mode 700), and each worker is spared the import.
+PRELOAD = ("autograder.inline", "autograder.measure.graphs", "autograder.report.png", "autograder.report.pages",
+           "traceback", "json", "inspect", "math", "random", "itertools", "functools", "collections", "copy",
+           "pickle", "matplotlib", "matplotlib.pyplot")
+
+# -- inputs --------------------------------------------------------------------------------------------
+SEED = 0  # the same seed gives the same inputs, so the same results, on every machine
+MAX_SEED = 2**31 - 1  # what torch.manual_seed and numpy accept alike
+
+# -- Gradescope ----------------------------------------------------------------------------------------
+GRADESCOPE_ROOT = "/autograder"  # where Gradescope lays out source/, submission/ and results/
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")  # Gradescope's own words
+VISIBILITY = "visible"  # tests that are not hidden: students learn from them while they can resubmit
+HIDDEN_VISIBILITY = "hidden"  # hidden problems and checks: never shown, unless the instructor says so
+OUTPUT_FORMATS = ("html", "md", "text")  # Gradescope renders these; html and md carry pictures
+OUTPUT_FORMAT = "html"  # pictures, and the widest support in Gradescope's pages
+PICTURE_BYTES = 600_000  # base64 PNG in one results.json: Gradescope refuses results of a few MB
+MAX_PRINTED = 8000  # characters of a submission's printed output shown back: the start says what went wrong
+MAX_CELL_ERROR = 3000  # characters of one cell's traceback: its end names the error
+
+# -- Canvas export -------------------------------------------------------------------------------------
+POLICIES = ("best", "latest")  # whose score counts when a student submitted several times
+POLICY = "best"  # resubmitting never costs a student points

@@ -1,0 +1,217 @@
+"""The one way from loaded submissions to verdicts: run (isolated workers) -> judge (here).
+
+    with Pipeline(assignment, limits, workers, seed, server, Private([...])) as pipeline:  # warms up at once
+        for sub, graded in pipeline.grade(submissions):  # as each worker finishes: measure, then judge
+            ...
+
+Used alike by the local batch (batch.py: resume, result files, class report), by Gradescope's
+run_autograder (gradescope/run.py) and by tools/bench*.py. A failure of the grader's own while judging
+one submission fails that submission with the cause, never the others.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Self
+
+import autograder
+from autograder import config
+from autograder.course.assignments import Assignment
+from autograder.intake.loader import Submission
+from autograder.judge.verdicts import CheckResult, Verdicts, encoded_cases, expectations, judge
+from autograder.measure.probe import explain_plan, with_explanation
+from autograder.report.files import Graded
+from autograder.sandbox import Limits, Measure, Outcome, Pool, Server, Task
+
+
+def warm_up(assignment: Assignment) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the workers' clean parent imports and warms up for this assignment: (modules, extra checks)."""
+    extra = {check for problem in assignment.problems for check in problem.extra_checks}
+    return tuple(assignment.preload) + config.PRELOAD, tuple(sorted(extra))
+
+
+class Pipeline:
+    """Grades submissions of one assignment in a pool of workers whose clean parent is asked to warm up
+    when the pipeline is made (the caller reads the class meanwhile). workers: None for the rule of
+    config.WORKERS_PER_CORE."""
+
+    def __init__(self, assignment: Assignment, limits: Limits | None = None, workers: int | None = None,
+                 seed: int = config.SEED, server: Server | None = None, private: Private | None = None):
+        self.assignment, self.seed = assignment, seed
+        self.private = private or Private()
+        self.pool = Pool(limits or Limits(), workers, *warm_up(assignment), server)
+
+    def grade(self, subs: list[Submission]) -> Iterator[tuple[Submission, Graded]]:
+        """Each submission with its Graded record: those that could not be read first (failed everywhere,
+        without a worker), then the others as their workers finish."""
+        for sub, outcome in self.measure(subs):
+            yield sub, self.judge(sub, outcome)
+
+    def measure(self, subs: list[Submission]) -> Iterator[tuple[Submission, Outcome | None]]:
+        """Each submission with what its worker measured: None for those that could not be read (first),
+        then the others as their workers finish."""
+        for sub in subs:
+            if sub.error:
+                yield sub, None
+        jobs = problem_jobs(self.assignment, self.seed)
+        by_id = {s.id: s for s in subs}
+        tasks = [Task(s.id, s.cells, jobs, s.modules) for s in subs if not s.error]
+        for sid, outcome in self.pool.run(tasks, self.seed):
+            yield by_id[sid], drop_expected_errors(by_id[sid], outcome)
+
+    def judge(self, sub: Submission, outcome: Outcome | None) -> Graded:
+        """The verdicts on what a worker measured (here, in the grader), without the grader's paths."""
+        results = self.private.results(_contained(self.assignment, sub, outcome, self.seed))
+        graded = Graded(sub.id, sum(r.score for r in results), self.assignment.max_score, results, sub.sha256)
+        if self.private.outcome(outcome) is not None:
+            graded.cell_errors, graded.output = outcome.cell_errors, outcome.output
+            graded.timed_out, graded.seconds = list(outcome.timed_out), outcome.seconds
+        return graded
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.close()
+
+
+def failed_everywhere(assignment: Assignment, reason: str) -> list[CheckResult]:
+    results = []
+    for problem in assignment.problems:
+        verdicts = Verdicts(problem)
+        verdicts.fail_all(reason)
+        results.extend(verdicts.results({}))
+    return results
+
+
+def problem_jobs(assignment: Assignment, seed: int) -> list[Measure]:
+    """What a worker measures for each problem: how to find and call it, and its inputs. The reference's
+    projections stay here, in the plan that decides which failures to measure in full."""
+    def plan_for(problem, expected):
+        return lambda data: explain_plan(problem, data, expected, seed)
+
+    return [Measure(p.name, p.spec(), encoded_cases(p, seed), p.hidden, plan_for(p, expectations(p, seed)))
+            for p in assignment.problems]
+
+
+def drop_expected_errors(sub: Submission, outcome: Outcome) -> Outcome:
+    """Leaves out the errors of the lesson's own raises-exception cells: they are meant to raise."""
+    expected = set(sub.expected_errors)
+    outcome.cell_errors = [c for c in outcome.cell_errors if c.get("index", 0) - 1 not in expected]
+    return outcome
+
+
+def cell_hint(error: dict) -> str:
+    """Why the code after a failing cell never ran, in a sentence naming the cause."""
+    cell, kind, text = error.get("index"), str(error.get("type", "")), str(error.get("error", ""))
+    if kind == "SystemExit":
+        return (f" Cell {cell} called sys.exit() or exit() (SystemExit), which ends the program: nothing after "
+                f"it in that cell ran. Remove the call.")
+    if kind == "MemoryError":
+        return (f" Cell {cell} ran out of memory (MemoryError: it reached the grader's memory limit), so nothing "
+                f"after that point ran.")
+    if kind == "RecursionError":
+        return (f" Cell {cell} recursed without end (RecursionError: maximum recursion depth exceeded), so "
+                f"nothing after that point ran.")
+    if kind == "BlockingIOError" and "Resource temporarily unavailable" in text:
+        return (f" Cell {cell} could not start another process (BlockingIOError): it reached the grader's limit "
+                f"on processes, e.g. by forking without end, so nothing after that point ran.")
+    return f" Cell {cell} raised an error ({kind or 'see below'}; see below), which may be why."
+
+
+def _judged(problem, data: dict, seed: int) -> list[CheckResult]:
+    """The judge's verdicts on data from a worker, which is untrusted: anything malformed, or not one
+    measurement per case, fails the problem instead of stopping the batch (or passing unmeasured checks)."""
+    try:
+        if "cases" in data and (not isinstance(data["cases"], list) or len(data["cases"]) != len(problem.cases)):
+            raise ValueError(f"{len(data['cases']) if isinstance(data['cases'], list) else 'no'} measured cases "
+                             f"for {len(problem.cases)}")
+        return judge(problem, data, seed)
+    except Exception as error:  # noqa: BLE001 - judge() catches the usual errors; this is the backstop
+        verdicts = Verdicts(problem)
+        verdicts.fail_all(f"The grader could not read what {problem.lookup} produced ({type(error).__name__}: "
+                          f"{str(error)[:200]}); it is treated as wrong.")
+        return verdicts.results({})
+
+
+def verdicts_for(assignment: Assignment, outcome: Outcome, seed: int) -> list[CheckResult]:
+    results = []
+    hint = cell_hint(outcome.cell_errors[0]) if outcome.cell_errors else ""
+    for problem in assignment.problems:
+        if problem.name in outcome.data:
+            data = with_explanation(outcome.data[problem.name], outcome.explanations.get(problem.name))
+            found = _judged(problem, data, seed)
+            for r in found:
+                if "is not defined in the submission" in r.message:
+                    r.message += hint
+            results.extend(found)
+        else:
+            verdicts = Verdicts(problem)
+            verdicts.fail_all(outcome.failures.get(problem.name, "No result came back for this problem."))
+            results.extend(verdicts.results({}))
+    return results
+
+
+def _contained(assignment: Assignment, sub: Submission, outcome: Outcome | None, seed: int) -> list[CheckResult]:
+    """The verdicts on one submission; a failure of the grader's own while judging it fails that
+    submission with the cause, never the batch."""
+    try:
+        if outcome is None:
+            return failed_everywhere(assignment, sub.error)
+        return verdicts_for(assignment, outcome, seed)
+    except Exception as error:  # noqa: BLE001 - one submission never stops a batch
+        return failed_everywhere(assignment, f"The grader failed while judging this submission ({type(error).__name__}: "
+                                             f"{str(error)[:200]}); it is scored 0. Tell your instructor.")
+
+
+# -- nothing of the instructor's machine on a student's page ------------------------------------------
+
+_TEMPORARY = re.compile(r"(?:/[^/\s'\"<>]+)*/autograder-\d+-[A-Za-z0-9_-]+/")  # workers' and zips' folders
+
+
+class Private:
+    """Takes the paths of the grader's machine out of what a student reads: the folders named on the
+    command line, the output folder, Python's installation, the home folder, and the temporary folders
+    of workers and zips (a traceback through a helper module names the worker's folder)."""
+
+    def __init__(self, folders: list[Path] = ()):
+        prefixes = {}
+        for folder in folders:
+            for form in {str(folder), str(Path(folder).resolve()), os.path.abspath(folder)}:
+                if len(form) > 1:
+                    prefixes[form.rstrip("/") + "/"] = ""
+        for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
+            prefixes[prefix.rstrip("/") + "/"] = "<python>/"
+        prefixes[str(Path(autograder.__file__).resolve().parent.parent) + "/"] = ""
+        home = os.path.expanduser("~")
+        if len(home) > 1:
+            prefixes[home.rstrip("/") + "/"] = "~/"
+        self.prefixes = sorted(prefixes.items(), key=lambda item: -len(item[0]))
+
+    def __call__(self, text: str) -> str:
+        if not text:
+            return text
+        text = _TEMPORARY.sub("", text)
+        for prefix, replacement in self.prefixes:
+            if prefix in text:
+                text = text.replace(prefix, replacement)
+        return text
+
+    def results(self, results: list[CheckResult]) -> list[CheckResult]:
+        for r in results:
+            r.message, r.details = self(r.message), self(r.details)
+        return results
+
+    def outcome(self, outcome: Outcome | None) -> Outcome | None:
+        if outcome is not None:
+            outcome.output = self(outcome.output)
+            for cell in outcome.cell_errors:
+                cell["error"] = self(str(cell.get("error", "")))
+        return outcome
