@@ -17,9 +17,9 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
 from html import escape
-from urllib.parse import quote
+
+from autograder.report.pages import templates
 
 NOT_LOADED = ("unreadable", "not graded")
 _NUMBER = re.compile(r"(?<![A-Za-z_])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
@@ -115,16 +115,6 @@ def _histogram(totals: list[float], max_score: float) -> dict[str, int]:
     return {f"{max_score * b / 10:g}–{max_score * (b + 1) / 10:g}": bins.get(b, 0) for b in range(10)}
 
 
-@lru_cache(maxsize=1)
-def _template():
-    import jinja2
-
-    env = jinja2.Environment(loader=jinja2.PackageLoader("autograder.report", "templates"),
-                             autoescape=jinja2.select_autoescape(default=True, default_for_string=True))
-    env.filters["page"] = lambda sid: quote(str(sid), safe="") + "/feedback.html"
-    return env.get_template("class_report.html.j2")
-
-
 def class_report(assignment, rows: list[tuple[str, dict]]) -> str:
     """The page, for the assignment and its (id, results.json) rows."""
     problems = [p.name for p in assignment.problems]
@@ -134,7 +124,7 @@ def class_report(assignment, rows: list[tuple[str, dict]]) -> str:
     charts = {p: bars_svg(counts, f"submissions per score in {p} (out of {maxima[p]:g})")
               for p, counts in data["problems"].items()}
     embedded = json.dumps(data, sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return _template().render(
+    return templates().get_template("class_report.html.j2").render(
         assignment=assignment.name, max_score=assignment.max_score, data=data, maxima=maxima,
         mean=sum(totals) / len(totals) if totals else 0.0, full=sum(1 for t in totals if t >= assignment.max_score),
         total_chart=bars_svg(_histogram(totals, assignment.max_score),

@@ -1,19 +1,24 @@
 """Pictures as PNG, for places that take no SVG: Gradescope's sanitised output keeps `<img>` with a
 `data:image/png` address but drops inline `<svg>` (and SVG data addresses).
 
-Heat maps are written pixel by pixel here (no plotting library: small files, the same bytes every
-run); autograd graphs are drawn by Graphviz, as for the SVG pictures.
+The PNG backend of the figure model (figures.py): heat maps are written pixel by pixel here, one PNG
+per panel in the picture's colours and cell size (no plotting library: small files, the same bytes
+every run; no text, so no values in the squares), and autograd graphs are drawn by Graphviz, as for
+the SVG pictures.
 """
 
 from __future__ import annotations
 
 import base64
-import math
+import json
 import struct
 import zlib
 
-NAN = (0, 0, 0)
-FRAME = (153, 153, 153)
+from autograder.measure.graphs import Graph, digraph
+from autograder.report.figures import FRAME, WHITE, Picture, colour
+
+PNG = b"\x89PNG\r\n\x1a\n"
+MAX_CACHED = 256
 
 
 def encode(width: int, height: int, rows: list[bytes]) -> bytes:
@@ -24,64 +29,54 @@ def encode(width: int, height: int, rows: list[bytes]) -> bytes:
 
     raw = b"".join(b"\x00" + row for row in rows)  # filter type 0 on every row
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
+    return PNG + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
 
 
-def colour(value: float, scale: float) -> tuple[int, int, int]:
-    """Blue for negative, white for 0, red for positive; black for NaN."""
-    if math.isnan(value):
-        return NAN
-    t = max(-1.0, min(1.0, value / scale)) if scale else 0.0
-    fade = round(255 * (1 - abs(t)))
-    return (255, fade, fade) if t > 0 else (fade, fade, 255)
-
-
-def as_rows(matrix) -> list[list[float]]:
-    """A matrix given as nested lists (or a vector, or a number) as a list of rows."""
-    if not isinstance(matrix, list):
-        return [[float(matrix)]]
-    if matrix and not isinstance(matrix[0], list):
-        return [[float(v) for v in matrix]]
-    return [[float(v) for v in row] for row in matrix]
-
-
-def scale_of(matrices: list[list[list[float]]]) -> float:
-    finite = [abs(v) for m in matrices for row in m for v in row if math.isfinite(v)]
-    return max(finite, default=0.0) or 1.0
-
-
-def cell_size(rows: int, cols: int, target: int = 240) -> int:
-    """Squares of a readable size: 24 px for a small tensor, never under 4 px."""
-    return max(4, min(24, target // max(rows, cols, 1)))
-
-
-def heatmap(matrix: list[list[float]], scale: float, cell: int) -> tuple[bytes, int, int]:
-    """One matrix as a PNG heat map with a one-pixel frame: (png, width, height)."""
-    rows, cols = len(matrix), max((len(r) for r in matrix), default=0)
-    width, height = cols * cell + 2, rows * cell + 2
+def heatmap(matrix: list[list[float]], p: Picture) -> tuple[bytes, int, int]:
+    """One panel of a picture as a PNG heat map with a one-pixel frame: (png, width, height). Squares of
+    the picture's size, without the values (a PNG here has no text)."""
+    cell, _ = p.cell(values=False)
+    width, height = p.cols * cell + 2, p.rows * cell + 2
     frame_row = bytes(FRAME) * width
     out = [frame_row]
     for row in matrix:
-        pixels = b"".join(bytes(colour(v, scale)) * cell for v in row)
-        pixels += bytes((255, 255, 255)) * cell * (cols - len(row))
+        pixels = b"".join(bytes(colour(v, p.scale)) * cell for v in row)
+        pixels += bytes(WHITE) * cell * (p.cols - len(row))
         line = bytes(FRAME) + pixels + bytes(FRAME)
         out.extend([line] * cell)
+    out.extend([bytes(FRAME) + bytes(WHITE) * (width - 2) + bytes(FRAME)] * (cell * (p.rows - len(matrix))))
     out.append(frame_row)
     return encode(width, height, out), width, height
+
+
+def figure_pngs(p: Picture) -> list[tuple[str, bytes, int, int]]:
+    """(caption, png, width, height) for each panel of a picture; a graph's size is Graphviz's (0, 0)."""
+    if p.heatmaps:
+        return [(panel.caption, *heatmap(panel.data, p)) for panel in p.panels]
+    return [(panel.caption, graph_png(panel.data), 0, 0) for panel in p.panels]
+
+
+_graphs: dict[str, bytes] = {}  # drawn graphs by their data: the reference's recurs under several checks
 
 
 def graph_png(data: dict, dpi: int = 80) -> bytes:
     """An autograd graph (Graph.to_dict() data, untrusted: see Graph.from_dict) drawn by Graphviz as
     PNG; when Graphviz cannot draw it, a small grey PNG (never an error)."""
-    from autograder.measure.graphs import Graph, digraph
-
     try:
-        dot = digraph(Graph.from_dict(data))
+        graph = Graph.from_dict(data)
+        key = json.dumps([graph.to_dict(), dpi], sort_keys=True)
+        if key in _graphs:
+            return _graphs[key]
+        dot = digraph(graph)
         dot.graph_attr["dpi"] = str(dpi)
         png = dot.pipe(format="png")
     except Exception:  # noqa: BLE001 - a picture is never worth a failed result
         png = b""
-    return png if png.startswith(b"\x89PNG") else placeholder()
+    if not png.startswith(PNG):
+        return placeholder()  # not kept: a later try may draw it
+    if len(_graphs) < MAX_CACHED:
+        _graphs[key] = png
+    return png
 
 
 def placeholder(width: int = 48, height: int = 16) -> bytes:

@@ -68,7 +68,7 @@ def test_untrusted_graph_data_is_sanitised():
 @pytest.fixture
 def no_dot(monkeypatch, tmp_path):
     """A PATH on which there is no `dot`, and no graph drawn earlier in the cache."""
-    from autograder.report import pages as render
+    from autograder.report import svg as render
 
     monkeypatch.setenv("PATH", str(tmp_path))
     render._graph_svg.cache_clear()
@@ -83,7 +83,7 @@ def verdicts(report) -> list[tuple]:
 def test_check_without_dot_gives_the_same_verdicts_and_graphs_as_text(monkeypatch, tmp_path):
     """Where `dot` is missing, does check() give the same verdicts and heat maps, with each graph shown as
     text that says Graphviz is not installed?"""
-    from autograder.report import pages as render
+    from autograder.report import svg as render
     from tests.judge.test_judge import run_check
     from tests.wrong_functions import CASES
 

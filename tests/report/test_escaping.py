@@ -15,9 +15,11 @@ from autograder.judge.verdicts import CheckResult
 from autograder.measure.graphs import Graph, svg
 from autograder.report.csvsafe import cell, read_cell
 from autograder.report.export import canvas_csv, read_graded
+from autograder.report.figures import picture
 from autograder.report.files import grades_csv
-from autograder.report.pages import feedback_page, graph_svg, heatmaps_svg
+from autograder.report.pages import feedback_page
 from autograder.report.png import graph_png
+from autograder.report.svg import graph_svg, heatmaps
 
 # Labels a student's Function can give its backward node (Evil._backward_cls.__name__ = ...).
 HOSTILE_LABELS = [
@@ -139,8 +141,8 @@ def test_feedback_page_escapes_everything_from_a_worker():
 def test_heat_map_shows_what_is_not_a_number_in_black():
     """Are NaN and values that are not numbers at all drawn black (not as the largest positive value),
     with finite values setting the scale?"""
-    picture = heatmaps_svg(Figure("heatmaps", "t", [("yours", [[float("nan"), "x"], [2.0, -1.0]])]))
-    fills = [el.get("fill") for el in ET.fromstring(picture).iter()
+    drawn = heatmaps(picture(Figure("heatmaps", "t", [("yours", [[float("nan"), "x"], [2.0, -1.0]])])))
+    fills = [el.get("fill") for el in ET.fromstring(drawn).iter()
              if el.tag.endswith("rect") and el.get("width") == "24"]
     assert fills == ["#000000", "#000000", "#ff0000", "#8080ff"]
 

@@ -1,0 +1,81 @@
+"""The SVG backend: a Picture (figures.py) as inline SVG, for the HTML pages and check() in a notebook.
+
+Heat maps are plain SVG rectangles (fast, and the same bytes on every run), every text in them escaped
+here; graphs are drawn by Graphviz from labels graphs.py made plain text. A picture that cannot be
+drawn becomes a line of text, never an error.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from html import escape
+from typing import TYPE_CHECKING
+
+from autograder.measure.graphs import Graph, svg
+from autograder.report.figures import FRAME, WHITE, Picture, colour, hex_colour, ink, picture, shown
+
+if TYPE_CHECKING:
+    from autograder.judge.findings import Figure  # the type only: findings imports torch
+
+GAP, TITLE = 28, 18  # pixels: space between panels, caption height
+CHAR = 6.6  # about one character's width at 11 px, to keep captions and legends inside the picture
+
+
+def heatmaps(p: Picture) -> str:
+    """Side-by-side heat maps on the picture's one colour scale: captions above, sized to fit, and the
+    colour key and legend below. Small tensors carry their values in their squares."""
+    cw, ch = p.cell()
+    widths = [max(p.cols * cw, int(len(panel.caption) * CHAR) + 4) for panel in p.panels]
+    width = max(sum(widths) + GAP * (len(p.panels) - 1), int(max(len(p.key), len(p.legend)) * CHAR))
+    height = TITLE + p.rows * ch + 38
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+              f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">')]
+    x0 = 0
+    for panel, panel_width in zip(p.panels, widths):
+        parts.append(f'<text x="{x0}" y="12">{escape(panel.caption)}</text>')
+        parts.append(f'<rect x="{x0}" y="{TITLE}" width="{p.cols * cw}" height="{p.rows * ch}" fill="none" '
+                     f'stroke="{hex_colour(FRAME)}"/>')
+        for i, row in enumerate(panel.data):
+            for j, v in enumerate(row):
+                fill = colour(v, p.scale)
+                x, y = x0 + j * cw, TITLE + i * ch
+                if fill != WHITE:  # the background is white: no rectangle needed
+                    parts.append(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="{hex_colour(fill)}">'
+                                 f'<title>[{i}, {j}] = {v:.6g}</title></rect>')
+                if p.values:
+                    pen = "#fff" if ink(v, p.scale) == WHITE else "#000"
+                    parts.append(f'<text x="{x + cw / 2:g}" y="{y + ch / 2 + 4:g}" text-anchor="middle" '
+                                 f'font-size="10" fill="{pen}">{shown(v, p.scale)}</text>')
+        x0 += panel_width + GAP
+    parts.append(f'<text x="0" y="{height - 20}" fill="#555">{escape(p.key)}</text>')
+    parts.append(f'<text x="0" y="{height - 5}" fill="#555">{escape(p.legend)}</text></svg>')
+    return "".join(parts)
+
+
+@lru_cache(maxsize=512)
+def _graph_svg(key: str) -> str:
+    return svg(Graph.from_dict(json.loads(key)))
+
+
+def graph_svg(data: dict) -> str:
+    """A graph (as plain data, untrusted: see Graph.from_dict) drawn by Graphviz's dot, once per distinct
+    graph: the reference's graph and the graphs of common answers recur in every feedback page of a
+    class, and each dot run costs tens of milliseconds."""
+    return _graph_svg(json.dumps(Graph.from_dict(data).to_dict(), sort_keys=True))
+
+
+def figure_svgs(figure: Figure) -> tuple[list[tuple[str, str]], str]:
+    """(caption, svg) pairs for one figure, and the words to print under them ("" for heat maps, which
+    carry theirs); a figure that cannot be drawn gives a line of text."""
+    try:
+        p = picture(figure)
+        if p.heatmaps:
+            return [("", heatmaps(p))], ""
+        return [(panel.caption, graph_svg(panel.data)) for panel in p.panels], p.note
+    except Exception as error:  # noqa: BLE001 - a picture is never worth a failed page
+        note = escape(f"(this picture could not be drawn: {type(error).__name__})")
+        text = (f'<svg xmlns="http://www.w3.org/2000/svg" width="420" height="20" font-family="sans-serif" '
+                f'font-size="11"><text x="0" y="14">{note}</text></svg>')
+        return [("", text)], ""
+
