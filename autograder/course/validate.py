@@ -28,6 +28,7 @@ import inspect
 import json
 import math
 import numbers
+import re
 from functools import cache
 from typing import Any
 
@@ -350,7 +351,14 @@ def _plain(value: Any) -> Any:
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
-    return repr(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if callable(value):  # its source: the same from one run to the next, and different when it changes
+        try:
+            return inspect.getsource(value).strip()
+        except (OSError, TypeError):
+            return getattr(value, "__qualname__", type(value).__name__)
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))  # never a memory address: it changes every run
 
 
 def definition(problem: Problem, seed: int) -> dict:

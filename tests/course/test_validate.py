@@ -110,3 +110,16 @@ def test_gradescope_options_are_checked(tmp_path):
     result = autograder("gradescope", "--assignment", "gradcheck", "--out", tmp_path / "a.zip", "--seed",
                         "-5", check=False, timeout=600)
     assert result.returncode == 2 and "--seed must be" in said(result)
+
+
+def test_every_assignments_fingerprint_is_the_same_in_two_fresh_interpreters():
+    """A result's key holds the assignment's fingerprint: if it changed from one run to the next (a memory
+    address in a definition, e.g. a lambda's repr), every re-run would grade everything again."""
+    code = ("from autograder.course.assignments.registry import load\n"
+            "from autograder.course.validate import fingerprint\n"
+            "registry = load([])\n"
+            "print(sorted((a.name, fingerprint(a)) for a in registry.assignments.values()))")
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env=dict(os.environ, PYTHONHASHSEED=str(seed))).stdout for seed in (1, 2)]
+    assert runs[0] == runs[1]
+    assert "double-backward" in runs[0] and "modern-functions" in runs[0]
