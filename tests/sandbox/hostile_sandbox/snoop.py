@@ -1,6 +1,7 @@
 # Hostile: no Function of its own. It looks everywhere a worker might find a classmate's work or the hidden
 # tests (the frames above it, every object in memory, the grader's command line and the files it names,
-# the problems the autograder knows) and copies any KillHead/MyReLU/Exp/LinearFunction it finds.
+# the folders on its import path, among them the one the grader was started in, the problems the
+# autograder knows) and copies any KillHead/MyReLU/Exp/LinearFunction it finds.
 import gc
 import os
 import sys
@@ -29,6 +30,19 @@ for pid in {os.getppid(), *[int(p) for p in os.listdir("/proc") if p.isdigit()]}
                         pass
     except OSError:
         pass
+for entry in sys.path:  # not the installed packages: the folders of the grader's own, such as its start
+    if not os.path.isabs(entry) or "-packages" in entry or entry.startswith(sys.base_prefix):
+        continue
+    for folder, _, names in os.walk(entry):
+        for name in names:
+            if name.endswith((".py", ".ipynb")):
+                try:
+                    with open(os.path.join(folder, name), errors="replace") as g:
+                        text = g.read(200000)
+                except OSError:
+                    continue
+                if "class KillHead" in text:
+                    found.append(text)
 try:
     from autograder.course.assignments.registry import load
 
