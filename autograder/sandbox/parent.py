@@ -12,15 +12,17 @@ import subprocess
 import sys
 import time
 
+from autograder import config
+
 
 def default_workers() -> int:
-    """Two workers per core this process may run on: a submission that waits (a sleep left in a cell,
+    """config.WORKERS_PER_CORE workers per core this process may run on: a submission that waits (a sleep left in a cell,
     a file to read) then leaves its core to another instead of idling it."""
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    return 2 * max(1, cores)
+    return config.WORKERS_PER_CORE * max(1, cores)
 
 
 class ServerGone(RuntimeError):
