@@ -57,8 +57,8 @@ class Check:
     extra: bool = False  # asked for by a problem's extra_checks
 
     def unmet(self, failed: list[str]) -> str:
-        return (f"Not graded yet: this check needs {' and '.join(failed)} to pass first, and earns its points "
-                f"once {'they pass' if len(failed) > 1 else 'it passes'}.")
+        return (f"Not graded yet: this check needs {' and '.join(failed)} to pass first, and earns its "
+                f"points once {'they pass' if len(failed) > 1 else 'it passes'}.")
 
 
 # -- the registry ----------------------------------------------------------------------------------------
@@ -77,19 +77,21 @@ def _extra(check: str) -> Callable[[Any], bool]:
 
 ALL: list[Check] = [
     Check("is a Function", "the name is defined and is what the problem asks for", 0, judge_is_function),
-    Check("forward", "forward returns a tensor of the right shape, dtype and values", 2, judge_forward, "forward"),
+    Check("forward", "forward returns a tensor of the right shape, dtype and values", 2, judge_forward,
+          "forward"),
     Check("inputs unchanged", "forward leaves its inputs as they were (or says it changed them with "
           "ctx.mark_dirty)", 1, judge_inputs_unchanged, "forward"),
-    Check("backward returns", "backward returns one value per forward input: a gradient shaped like each tensor "
-          "input, None for the others", 1, judge_backward_returns, "backward"),
-    Check("gradient", "the gradients (vector-Jacobian products) equal the reference's", 3, judge_gradient, "backward"),
+    Check("backward returns", "backward returns one value per forward input: a gradient shaped like each "
+          "tensor input, None for the others", 1, judge_backward_returns, "backward"),
+    Check("gradient", "the gradients (vector-Jacobian products) equal the reference's", 3, judge_gradient,
+          "backward"),
     Check("needs_input_grad", "the gradients stay right when some inputs need no gradient "
           "(ctx.needs_input_grad)", 1, judge_needs_input_grad, "backward", requires=("gradient",),
           applies=_several_tensors),
     Check("grad_output unchanged", "backward leaves the grad_output it is given as it was", 1,
           judge_grad_output_unchanged, "backward"),
-    Check("save_for_backward", "tensors kept for backward go through ctx.save_for_backward, not attributes of ctx",
-          1, judge_save_for_backward, "forward", applies=_has("saves")),
+    Check("save_for_backward", "tensors kept for backward go through ctx.save_for_backward, not attributes "
+          "of ctx", 1, judge_save_for_backward, "forward", applies=_has("saves")),
     Check("gradcheck", "the analytical Jacobian agrees with finite differences (float64)", 3, judge_gradcheck,
           "backward"),
     Check("companion used", ("backward calls the companion Function through apply, so that it appears in the "
@@ -98,11 +100,12 @@ ALL: list[Check] = [
     Check("gradgradcheck", "the second derivatives agree with finite differences of backward (float64)", 2,
           judge_gradgradcheck, "second", requires=("gradient", "gradcheck"), applies=_has("double_backward")),
     Check("forward mode", "forward-mode AD (the jvp staticmethod) gives the right Jacobian", 2,
-          judge_extra("forward mode"), "extra", requires=("forward",), applies=_extra("forward mode"), extra=True),
+          judge_extra("forward mode"), "extra", requires=("forward",), applies=_extra("forward mode"),
+          extra=True),
     Check("vmap", "torch.func.vmap and torch.func.grad over the Function give the right values", 2,
           judge_extra("vmap"), "extra", requires=("forward", "gradient"), applies=_extra("vmap"), extra=True),
-    Check("opcheck", "torch.library.opcheck finds the custom op registered correctly", 2, judge_extra("opcheck"),
-          "extra", applies=_extra("opcheck"), extra=True),
+    Check("opcheck", "torch.library.opcheck finds the custom op registered correctly", 2,
+          judge_extra("opcheck"), "extra", applies=_extra("opcheck"), extra=True),
 ]
 BY_NAME = {c.name: c for c in ALL}
 EXTRA = tuple(c.name for c in ALL if c.extra)

@@ -118,7 +118,8 @@ class Problem:
     with PyTorch's own operations, so autograd differentiates it exactly; `solution`, when given, is a
     Function written the way the exercise asks, whose autograd graph is drawn as the reference's.
 
-    What the exercise asks beyond the numbers, each a graded check (autograder/course/checks.py): `saves`, that
+    What the exercise asks beyond the numbers, each a graded check (autograder/course/checks.py): \
+`saves`, that
     tensors kept for backward go through ctx.save_for_backward; `companion`, a Function backward must
     call (Cube: CubeBackward); `all_outputs`, a Function whose every output backward must differentiate
     (Sinh's extra outputs). What the grader knows of the mathematics, to name a mistake's cause:
@@ -173,7 +174,8 @@ class Problem:
     def gradcheck_rtol_atol(self) -> tuple[float, float]:
         from autograder.measure.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
 
-        return tuple(self.gradcheck_tolerance) if self.gradcheck_tolerance else (GRADCHECK_RTOL, GRADCHECK_ATOL)
+        return (tuple(self.gradcheck_tolerance) if self.gradcheck_tolerance
+                else (GRADCHECK_RTOL, GRADCHECK_ATOL))
 
     @property
     def checks(self) -> list[str]:
@@ -193,7 +195,8 @@ class Problem:
     @property
     def tensor_inputs(self) -> int:
         """The most differentiable (float64) tensor arguments any case passes."""
-        return max(sum(isinstance(a, FixedTensor) or (isinstance(a, TensorSpec) and a.differentiable) for a in c.args)
+        return max(sum(isinstance(a, FixedTensor) or (isinstance(a, TensorSpec) and a.differentiable)
+                       for a in c.args)
                    for c in self.cases) if self.cases else 0
 
     def inputs(self, case_index: int, seed: int = 0) -> list[Any]:
@@ -211,6 +214,7 @@ class Problem:
     def spec(self) -> dict:
         """What a grading worker may know of this problem: how to find and call the Function and what to
         measure; never the reference, the points or whether it is hidden."""
-        return {"name": self.name, "entry": self.entry, "kind": self.kind, "double_backward": self.double_backward,
+        return {"name": self.name, "entry": self.entry, "kind": self.kind,
+                "double_backward": self.double_backward,
                 "extra_checks": list(self.extra_checks), "also_functions": list(self.also_functions),
                 "companion": self.companion, "all_outputs": self.all_outputs, "checks": self.checks}

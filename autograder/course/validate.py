@@ -79,7 +79,8 @@ def _number(value: Any) -> bool:
 def _tolerance(name: str, value: Any) -> str:
     if value is None:
         return ""
-    if not isinstance(value, (tuple, list)) or len(value) != 2 or not all(_number(v) and v >= 0 for v in value):
+    if not isinstance(value, (tuple, list)) or len(value) != 2 \
+            or not all(_number(v) and v >= 0 for v in value):
         return f"{name} must be (rtol, atol), two numbers of at least 0, not {value!r}."
     return ""
 
@@ -87,10 +88,11 @@ def _tolerance(name: str, value: Any) -> str:
 def _structure(problem: Problem) -> str:
     """What is wrong with the problem's fields, in a sentence, or ""."""
     if problem.kind not in ("function", "callable"):
-        return f"kind must be \"function\" (a torch.autograd.Function) or \"callable\" (a function), not {problem.kind!r}."
+        return (f"kind must be \"function\" (a torch.autograd.Function) or \"callable\" (a function), not "
+                f"{problem.kind!r}.")
     if not problem.lookup.isidentifier():
-        return (f"the name looked up in a submission, {problem.lookup!r}, is not a Python name: give entry=\"...\" "
-                f"(the class or function students define).")
+        return (f"the name looked up in a submission, {problem.lookup!r}, is not a Python name: give "
+                f"entry=\"...\" (the class or function students define).")
     if not callable(problem.reference):
         return "its reference is not callable: give a function computing the right answer with torch."
     unknown = [c for c in (*problem.skip, *problem.points, *problem.hints) if c not in CHECKS]
@@ -103,14 +105,17 @@ def _structure(problem: Problem) -> str:
         return "it asks no check: skip leaves none."
     wrong = [c for c in problem.hidden_checks if c not in problem.checks]
     if wrong:
-        return f"hidden_checks names {wrong[0]!r}, which the problem does not ask; it asks {', '.join(problem.checks)}."
+        return (f"hidden_checks names {wrong[0]!r}, which the problem does not ask; it asks "
+                f"{', '.join(problem.checks)}.")
     for check in problem.checks:
         if not _number(problem.points_of(check)) or problem.points_of(check) < 0:
-            return f"the points of {check!r} must be a number of at least 0, not {problem.points_of(check)!r}."
+            return (f"the points of {check!r} must be a number of at least 0, not "
+                    f"{problem.points_of(check)!r}.")
     for check, hint in problem.hints.items():
         if not isinstance(hint, str):
             return f"the hint for {check!r} must be a sentence (a str), not {type(hint).__name__}."
-    said = _tolerance("tolerance", problem.tolerance) or _tolerance("gradcheck_tolerance", problem.gradcheck_tolerance)
+    said = (_tolerance("tolerance", problem.tolerance)
+            or _tolerance("gradcheck_tolerance", problem.gradcheck_tolerance))
     if said:
         return said
     for name in problem.also_functions:
@@ -134,13 +139,14 @@ def _case(case, problem: Problem) -> str:
             if said:
                 return said
         elif isinstance(arg, torch.Tensor):
-            return "a tensor argument is given as TensorSpec(shape, ...), so that the grader draws it from the seed."
+            return ("a tensor argument is given as TensorSpec(shape, ...), so that the grader draws it from "
+                    "the seed.")
     for name, value in case.kwargs:
         if not name.isidentifier():
             return f"the keyword {name!r} is not a Python name."
         if isinstance(value, (TensorSpec, torch.Tensor)):
-            return f"the keyword argument {name} is a tensor: pass tensors positionally (keyword arguments are plain " \
-                   f"values such as dim=1)."
+            return f"the keyword argument {name} is a tensor: pass tensors positionally (keyword arguments " \
+                   f"are plain values such as dim=1)."
     if case.kwargs and problem.extra_checks:
         return "the checks forward mode, vmap and opcheck call the Function without keyword arguments."
     return ""
@@ -186,14 +192,15 @@ def _reference(problem: Problem, seed: int) -> str:
         if not isinstance(out, torch.Tensor):
             return f"its reference returned a {type(out).__name__} on {label}, not a tensor."
         if out.dtype != torch.float64:
-            return (f"its reference returned {out.dtype} on {label}; a student's right answer would then fail "
-                    f"'forward', which asks for float64 (compute in float64, e.g. x.double()).")
+            return (f"its reference returned {out.dtype} on {label}; a student's right answer would then "
+                    f"fail 'forward', which asks for float64 (compute in float64, e.g. x.double()).")
         if not bool(torch.isfinite(out.detach()).all()):
-            return f"its reference returned NaN or infinity on {label}: no answer could be judged right there."
+            return (f"its reference returned NaN or infinity on {label}: no answer could be judged right "
+                    f"there.")
         if _asks_gradients(problem) and args.inputs and out.grad_fn is None:
-            return (f"its reference's output on {label} does not depend, through autograd, on the float64 inputs: "
-                    f"compute it with torch operations (no .detach(), NumPy or torch.no_grad()), or skip the "
-                    f"gradient checks (skip=(\"backward returns\", \"gradient\", \"gradcheck\")).")
+            return (f"its reference's output on {label} does not depend, through autograd, on the float64 "
+                    f"inputs: compute it with torch operations (no .detach(), NumPy or torch.no_grad()), or "
+                    f"skip the gradient checks (skip=(\"backward returns\", \"gradient\", \"gradcheck\")).")
     if _asks_gradients(problem) and not any(differentiable(a) for c in cases for a in c):
         return ("it asks for gradients but no case has a float64 tensor input: add one, or skip the gradient "
                 "checks.")
@@ -201,7 +208,8 @@ def _reference(problem: Problem, seed: int) -> str:
         reference_data(problem, seed)
         expectations(problem, seed)
     except Exception as error:  # noqa: BLE001
-        return f"its reference's derivatives could not be measured ({type(error).__name__}: {str(error)[:300]})."
+        return (f"its reference's derivatives could not be measured ({type(error).__name__}: "
+                f"{str(error)[:300]}).")
     return ""
 
 
@@ -304,8 +312,8 @@ def grade_in_process(problem: Problem, namespace: dict, seed: int = 0) -> list:
 
 # The checks a Function built from the reference alone can pass: the numbers. What an exercise asks of the
 # code itself (save_for_backward, a companion Function, needs_input_grad...) is not self-tested.
-SELF_TESTED = ("is a Function", "forward", "inputs unchanged", "backward returns", "gradient", "needs_input_grad",
-               "grad_output unchanged", "save_for_backward", "gradcheck", "gradgradcheck")
+SELF_TESTED = ("is a Function", "forward", "inputs unchanged", "backward returns", "gradient",
+               "needs_input_grad", "grad_output unchanged", "save_for_backward", "gradcheck", "gradgradcheck")
 
 
 def _self_test(problem: Problem, seed: int) -> str:
@@ -319,9 +327,9 @@ def _self_test(problem: Problem, seed: int) -> str:
     failed = [r for r in right if r.check in core and not r.passed]
     if failed:
         r = failed[0]
-        return (f"an answer that computes the reference itself fails its check {r.check!r}: {r.message[:400]} "
-                f"The reference may not be deterministic or differentiable there, or a tolerance is too tight "
-                f"(tolerance=(rtol, atol), gradcheck_tolerance=...).")
+        return (f"an answer that computes the reference itself fails its check {r.check!r}: "
+                f"{r.message[:400]} The reference may not be deterministic or differentiable there, or a "
+                f"tolerance is too tight (tolerance=(rtol, atol), gradcheck_tolerance=...).")
     asked = [c for c in ("gradient", "gradcheck") if c in core]
     if asked:
         wrong, what = answer(problem, scale=2.0), "a gradient twice the right one"
@@ -371,9 +379,10 @@ def definition(problem: Problem, seed: int) -> dict:
             "extra_checks": list(problem.extra_checks), "also_functions": list(problem.also_functions),
             "tolerance": problem.rtol_atol, "gradcheck_tolerance": problem.gradcheck_rtol_atol,
             "hints": {c: problem.hints[c] for c in sorted(problem.hints)},
-            "asks": {k: _plain(getattr(problem, k, None)) for k in ("saves", "companion", "all_outputs", "elementwise",
-                                                                      "derivative", "terms")},
-            "cases": [_plain(c.args) for c in problem.cases], "kwargs": [_plain(dict(c.kwargs)) for c in problem.cases],
+            "asks": {k: _plain(getattr(problem, k, None))
+                     for k in ("saves", "companion", "all_outputs", "elementwise", "derivative", "terms")},
+            "cases": [_plain(c.args) for c in problem.cases],
+            "kwargs": [_plain(dict(c.kwargs)) for c in problem.cases],
             "inputs": encoded_cases(problem, seed), "reference": reference_data(problem, seed)}
 
 

@@ -42,12 +42,14 @@ def _explain_extra(view: Judging, check: str, result: dict, case):
     tensors = [(n, a) for n, a in zip(case.names, encoded) if differentiable(a)]
     if check == "forward mode":
         sizes = [len(a["values"]) for _, a in tensors]
-        mine, right = matrices(result["jacobian"], sizes, case.rows), matrices(case.ref["jacobian"], sizes, case.rows)
+        mine, right = (matrices(result["jacobian"], sizes, case.rows),
+                       matrices(case.ref["jacobian"], sizes, case.rows))
         for (name, a), m, r in zip(tensors, mine, right):
-            said = explain(m, r, tuple(a["shape"]), name, f"The Jacobian from forward mode (jvp) with respect to {name}")
+            said = explain(m, r, tuple(a["shape"]), name,
+                           f"The Jacobian from forward mode (jvp) with respect to {name}")
             if said:
-                return said, "", [jacobian_panels(f"Jacobian with respect to {name}", name, "the output", m, r,
-                                                  ("yours (jvp)", "right"))]
+                return said, "", [jacobian_panels(f"Jacobian with respect to {name}", name, "the output",
+                                                  m, r, ("yours (jvp)", "right"))]
         return None
     if check == "vmap":
         (name, a), = tensors
@@ -56,8 +58,8 @@ def _explain_extra(view: Judging, check: str, result: dict, case):
         want = torch.stack([problem.reference(t) for t in batch])
         got = result["batched"]
         if got["shape"] != list(want.shape):
-            said = (f"vmap over a batch of 3 gave shape {got['shape']} instead of {list(want.shape)}: the vmap rule "
-                    f"must put the batch dimension first.")
+            said = (f"vmap over a batch of 3 gave shape {got['shape']} instead of {list(want.shape)}: the "
+                    f"vmap rule must put the batch dimension first.")
             return said, "", []
         said = explain(float64([got["values"]]), want.reshape(1, -1), tuple(want.shape), "the batch",
                        "The output under torch.func.vmap")
@@ -65,8 +67,8 @@ def _explain_extra(view: Judging, check: str, result: dict, case):
             return said, "", []
         xg = x.clone().requires_grad_()
         (want_grad,) = torch.autograd.grad(problem.reference(xg).sum(), xg)
-        said = explain(float64([result["grad"]["values"]]), want_grad.reshape(1, -1), tuple(want_grad.shape), name,
-                       "The gradient from torch.func.grad")
+        said = explain(float64([result["grad"]["values"]]), want_grad.reshape(1, -1), tuple(want_grad.shape),
+                       name, "The gradient from torch.func.grad")
         return (said, "", []) if said else None
     report = {str(k): str(v) for k, v in result["report"].items()}
     failed = {k: v for k, v in report.items() if v != "SUCCESS"}

@@ -27,22 +27,22 @@ def judge_backward_returns(view: Judging) -> Finding | None:
         encoded, names = case.encoded, case.names
         extra = returned[len(encoded):]  # autograd accepts trailing Nones, e.g. for an omitted bias
         if len(returned) < len(encoded) or any(v.get("kind") != "None" for v in extra):
-            return fail(case.where + f"backward returned {len(returned)} value(s) for the {len(encoded)} input(s) "
-                                     f"of forward ({', '.join(names[:len(encoded)])}).")
+            return fail(case.where + f"backward returned {len(returned)} value(s) for the {len(encoded)} "
+                                     f"input(s) of forward ({', '.join(names[:len(encoded)])}).")
         for k, (value, arg) in enumerate(zip(returned, encoded)):
             label = names[k]
             if isinstance(arg, dict) and not differentiable(arg):
                 continue  # a tensor of integers, booleans...: autograd ignores what backward returns for it
             if not isinstance(arg, dict) and value.get("kind") != "None":
-                return fail(case.where + f"backward returned a {value.get('kind')} for {label}, which is not a "
-                                         f"tensor: return None for it.")
+                return fail(case.where + f"backward returned a {value.get('kind')} for {label}, which is not "
+                                         f"a tensor: return None for it.")
             if isinstance(arg, dict) and value.get("kind") == "Tensor" and value.get("shape") != arg["shape"]:
-                said = said or note(f"{case.where}the gradient for {label} has shape {value.get('shape')} where "
-                                    f"{label} has shape {arg['shape']}; autograd sums it down to {label}'s shape, "
-                                    f"so the result is the same.")
+                said = said or note(f"{case.where}the gradient for {label} has shape {value.get('shape')} "
+                                    f"where {label} has shape {arg['shape']}; autograd sums it down to "
+                                    f"{label}'s shape, so the result is the same.")
             elif isinstance(arg, dict) and value.get("kind") not in ("Tensor", "None"):
-                return fail(case.where + f"backward returned a {value.get('kind')} for {label}; return a tensor "
-                                         f"shaped like it.")
+                return fail(case.where + f"backward returned a {value.get('kind')} for {label}; return a "
+                                         f"tensor shaped like it.")
     return said
 
 
@@ -51,15 +51,15 @@ def judge_gradient(view: Judging) -> Finding | None:
     for case in view.cases:
         out, ref = case.measured["output"], case.ref["output"]
         if len(out["values"]) != len(ref["values"]):
-            return fail(case.where + f"forward's output has {len(out['values'])} entries where the right one has "
-                                     f"{len(ref['values'])}, so its gradients cannot be the reference's.")
+            return fail(case.where + f"forward's output has {len(out['values'])} entries where the right one "
+                                     f"has {len(ref['values'])}, so its gradients cannot be the reference's.")
         vjps = case.vjps()
         ref_vjps = reference_vjps(view.problem, view.seed, case.index)
         if all(projections.all_close(a, b) for a, b in zip(vjps, ref_vjps)):
             continue
         if all(projections.all_close(a, b, GRADCHECK_RTOL, GRADCHECK_ATOL) for a, b in zip(vjps, ref_vjps)):
-            said = said or note("backward's gradients agree with the right ones to about 7 digits only: part of "
-                                "backward ran in float32. That is within gradcheck's tolerance.")
+            said = said or note("backward's gradients agree with the right ones to about 7 digits only: part "
+                                "of backward ran in float32. That is within gradcheck's tolerance.")
             continue
         jacobians = None
         if "jacobian" in case.measured:
@@ -74,8 +74,9 @@ def judge_gradient(view: Judging) -> Finding | None:
         if jacobians is not None and not view.problem.elementwise:
             jac, ref_jac = jacobians
             if jac[k].numel() <= 2500:
-                figures.append(jacobian_panels(f"The whole Jacobian with respect to {name}: yours (from backward), "
-                                               f"the right one and the difference", name, "the output",
+                figures.append(jacobian_panels(f"The whole Jacobian with respect to {name}: yours (from "
+                                               f"backward), the right one and the difference", name,
+                                               "the output",
                                                jac[k], ref_jac[k], ("yours", "right")))
         return fail(case.where + text, figures=figures + graph_figures(view))
     return said
@@ -90,8 +91,8 @@ def judge_needs_input_grad(view: Judging) -> Finding | None:
                 raise ValueError("malformed subset")
             needing = [n for n, r in zip(case.tensor_names, requires) if r]
             others = [n for n, r in zip(case.tensor_names, requires) if not r]
-            setting = (f"with {' and '.join(others)} not needing a gradient (requires_grad=False, as for data) and "
-                       f"{' and '.join(needing)} needing one")
+            setting = (f"with {' and '.join(others)} not needing a gradient (requires_grad=False, as for "
+                       f"data) and {' and '.join(needing)} needing one")
             where = case.where.rstrip(": ") + ", " + setting + ": "
             if "error" in sub:
                 text, details = error_cause(sub["error"], view, case)
@@ -106,15 +107,17 @@ def judge_needs_input_grad(view: Judging) -> Finding | None:
                 position = case.names.index(name)
                 returned = sub.get("returns") or []
                 needs = sub.get("needs")
-                flags = f"ctx.needs_input_grad is {tuple(bool(n) for n in needs)}, and " if isinstance(needs, list) else ""
+                flags = (f"ctx.needs_input_grad is {tuple(bool(n) for n in needs)}, and "
+                         if isinstance(needs, list) else "")
                 if position < len(returned) and returned[position].get("kind") == "None":
-                    return fail(where + f"{flags}backward returned None for {name}, which needs a gradient: read "
-                                        f"ctx.needs_input_grad[{position}] for {name} (its flags follow forward's "
-                                        f"arguments, in order), and compute every gradient whose flag is True.")
+                    return fail(where + f"{flags}backward returned None for {name}, which needs a gradient: "
+                                        f"read ctx.needs_input_grad[{position}] for {name} (its flags follow "
+                                        f"forward's arguments, in order), and compute every gradient whose "
+                                        f"flag is True.")
                 said = f" ({flags.removesuffix(', and ')})" if flags else ""
-                return fail(where + f"backward's gradient for {name} is wrong, although it is right when every "
-                                    f"input needs a gradient: the gradient of {name} must not depend on which other "
-                                    f"inputs need one{said}.")
+                return fail(where + f"backward's gradient for {name} is wrong, although it is right when "
+                                    f"every input needs a gradient: the gradient of {name} must not depend "
+                                    f"on which other inputs need one{said}.")
     return None
 
 
@@ -123,7 +126,7 @@ def judge_grad_output_unchanged(view: Judging) -> Finding | None:
     for case in view.cases:
         if case.measured.get("grad_output_changed"):
             return fail(case.where + f"backward changed {g} in place (such as {g}[...] = 0). {g} belongs to "
-                                     f"autograd: it can be shared with other nodes of the graph or be the caller's "
-                                     f"own tensor, which then comes back changed. Work on a copy: "
+                                     f"autograd: it can be shared with other nodes of the graph or be the "
+                                     f"caller's own tensor, which then comes back changed. Work on a copy: "
                                      f"grad_input = {g}.clone(), then change grad_input.")
     return None

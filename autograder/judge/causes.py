@@ -43,25 +43,25 @@ def error_cause(error: dict, view: Judging, case: CaseView) -> tuple[str, str]:
     called = _forward_called(error)
     if called:
         details = details.replace(" Use tensor.detach().numpy() instead.", "")
-        return (f"backward calls {called}.forward(...) directly: call {called}.apply(...) instead. Called by hand, "
-                f"forward runs as a plain function: autograd records no {called} node (so its backward is never "
-                f"used) and grad mode stays on inside it. ({kind}: {_first_line(message)})"), details
+        return (f"backward calls {called}.forward(...) directly: call {called}.apply(...) instead. Called by "
+                f"hand, forward runs as a plain function: autograd records no {called} node (so its backward "
+                f"is never used) and grad mode stays on inside it. ({kind}: {_first_line(message)})"), details
     if "Can't call numpy() on Tensor that requires grad" in message:
         details = details.replace("Use tensor.detach().numpy() instead.", "(PyTorch's hint, tensor.detach()"
                                   ".numpy(), would silence this error and zero the second derivatives.)")
         also = ""
         if view.problem.companion:
-            also = (f" Where the computation must leave PyTorch, put it in {view.problem.companion}.forward and "
-                    f"call {view.problem.companion}.apply.")
-        return (f"{error.get('where', 'backward')} calls .numpy() on a tensor that requires grad. That happens "
-                f"when backward itself is differentiated (create_graph=True, as gradgradcheck does): autograd then "
-                f"records backward, and it cannot record NumPy. PyTorch's hint, tensor.detach().numpy(), only "
-                f"silences the error: the second derivatives then come out as zero. Write backward with torch "
-                f"operations (torch.exp instead of np.exp).{also}"), details
+            also = (f" Where the computation must leave PyTorch, put it in {view.problem.companion}.forward "
+                    f"and call {view.problem.companion}.apply.")
+        return (f"{error.get('where', 'backward')} calls .numpy() on a tensor that requires grad. That "
+                f"happens when backward itself is differentiated (create_graph=True, as gradgradcheck does): "
+                f"autograd then records backward, and it cannot record NumPy. PyTorch's hint, "
+                f"tensor.detach().numpy(), only silences the error: the second derivatives then come out as "
+                f"zero. Write backward with torch operations (torch.exp instead of np.exp).{also}"), details
     if re.search(r"expected np\.ndarray \(got numpy\.\w+\)", message):
-        return ("torch.from_numpy was given a NumPy number, not an array: NumPy returns a plain number (such as "
-                "numpy.float64) for a 0-dimensional input. Compute with torch operations instead (torch.exp(x)), "
-                "which work for every shape and keep autograd's history."), details
+        return ("torch.from_numpy was given a NumPy number, not an array: NumPy returns a plain number (such "
+                "as numpy.float64) for a 0-dimensional input. Compute with torch operations instead "
+                "(torch.exp(x)), which work for every shape and keep autograd's history."), details
     match = re.search(r"returned an incorrect number of gradients \(expected (\d+), got (\d+)\)", message)
     if match:
         return _count_cause(view, case, int(match[1]), int(match[2])), details
@@ -70,8 +70,8 @@ def error_cause(error: dict, view: Judging, case: CaseView) -> tuple[str, str]:
         k = int(match[1]) - 1
         name = case.names[k] if k < len(case.names) else f"argument {k + 1}"
         value = case.encoded[k] if k < len(case.encoded) else None
-        return (f"backward returned a gradient for {name} (= {value!r}), which is not a tensor: there is nothing "
-                f"to differentiate there, so return None in its place."), details
+        return (f"backward returned a gradient for {name} (= {value!r}), which is not a tensor: there is "
+                f"nothing to differentiate there, so return None in its place."), details
     match = re.search(r"returned an invalid gradient at index (\d+) - got \[([\d, ]*)\] but expected shape "
                       r"compatible with \[([\d, ]*)\]", message)
     if match:
@@ -80,19 +80,22 @@ def error_cause(error: dict, view: Judging, case: CaseView) -> tuple[str, str]:
         got, want = match[2].split(", "), match[3].split(", ")
         how = ": it looks transposed." if got[::-1] == want and got != want else \
             f": each gradient must have the shape of its input ({name}.shape)."
-        return f"backward returned a gradient of shape [{match[2]}] for {name}, whose shape is [{match[3]}]{how}", details
-    if kind == "IndexError" and any("needs_input_grad[" in str(f.get("code", "")) for f in error.get("frames") or []):
-        return ("ctx.needs_input_grad has one entry per argument given to apply, so when an optional argument is "
-                "left out it is shorter, and reading the flag of that argument fails (IndexError). Test the argument "
-                "first (if bias is not None and ctx.needs_input_grad[2]).").replace(
-                    "bias", _optional_name(view)), details
+        return (f"backward returned a gradient of shape [{match[2]}] for {name}, whose shape is "
+                f"[{match[3]}]{how}"), details
+    if kind == "IndexError" and any("needs_input_grad[" in str(f.get("code", ""))
+                                    for f in error.get("frames") or []):
+        return ("ctx.needs_input_grad has one entry per argument given to apply, so when an optional "
+                "argument is left out it is shorter, and reading the flag of that argument fails "
+                "(IndexError). Test the argument first (if bias is not None and "
+                "ctx.needs_input_grad[2]).").replace("bias", _optional_name(view)), details
     if "element 0 of tensors does not require grad and does not have a grad_fn" in message:
-        return ("backward's result has no autograd history: it was computed with values autograd cannot follow "
-                "(torch.no_grad(), .detach(), .item(), NumPy, or a new tensor built from numbers)."), details
+        return ("backward's result has no autograd history: it was computed with values autograd cannot "
+                "follow (torch.no_grad(), .detach(), .item(), NumPy, or a new tensor built from "
+                "numbers)."), details
     if "modified by an inplace operation" in message:
-        return (f"a tensor saved for backward was changed in place after it was saved, so autograd refuses to use "
-                f"it: change a copy (x = x * 2, or x.clone()), and never change the inputs, the saved tensors or "
-                f"{g} in place."), details
+        return (f"a tensor saved for backward was changed in place after it was saved, so autograd refuses "
+                f"to use it: change a copy (x = x * 2, or x.clone()), and never change the inputs, the saved "
+                f"tensors or {g} in place."), details
     return explain_error(error), details
 
 
@@ -115,11 +118,11 @@ def _count_cause(view: Judging, case: CaseView, expected: int, got: int) -> str:
     omitted = [n for n in view.names[expected:] if n in optional]
     if got > expected and omitted:
         return (f"{name}.apply was called without {' and '.join(omitted)} here, so backward must return "
-                f"{expected} values (for {', '.join(given)}), or None in the place of {' and '.join(omitted)}: "
-                f"it returned a tensor there. Compute that gradient only when {omitted[0]} was given "
-                f"(if {omitted[0]} is not None ...).")
-    return (f"backward returned {got} value(s) but forward takes {expected} input(s) ({', '.join(given)}): return "
-            f"one value per input, in order, with None for the inputs that are not tensors.")
+                f"{expected} values (for {', '.join(given)}), or None in the place of "
+                f"{' and '.join(omitted)}: it returned a tensor there. Compute that gradient only when "
+                f"{omitted[0]} was given (if {omitted[0]} is not None ...).")
+    return (f"backward returned {got} value(s) but forward takes {expected} input(s) ({', '.join(given)}): "
+            f"return one value per input, in order, with None for the inputs that are not tensors.")
 
 
 # -- values that are not finite -----------------------------------------------------------------------
@@ -172,14 +175,15 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
     if _close(s[k], s2[k]) and not _close(r[k], r2[k]):
         every = len(s) > 1 and all(_close(a, b) for a, b in zip(s, s2))
         which = "" if len(s) == 1 or every else f"for {names[k]} "
-        return (f"backward returns the same gradient {which}whatever {g} it is given: it never uses {g}. By the "
-                f"chain rule, the gradient with respect to {names[k]} is {g} carried back through forward ({g} "
-                f"times the derivative): multiply by {g}."), k
+        return (f"backward returns the same gradient {which}whatever {g} it is given: it never uses {g}. By "
+                f"the chain rule, the gradient with respect to {names[k]} is {g} carried back through "
+                f"forward ({g} times the derivative): multiply by {g}."), k
     what = f"The gradient with respect to {names[k]}"
     if view.problem.elementwise:
         try:
             said = _elementwise_cause(view, case, k, s[k], r[k], what)
-        except (RuntimeError, TypeError, ValueError, IndexError):  # a cause is a bonus: never fail the judging
+        # a cause is a bonus: never fail the judging
+        except (RuntimeError, TypeError, ValueError, IndexError):
             said = None
         if said:
             return said, k
@@ -214,8 +218,9 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
     if bool((ds.abs().max() == 0) and (dr.abs().max() > 0)):
         return None  # zero everywhere: diagnose says it in its own words
     if bool(zr.any()) and bool((~zr).any()) and bool((zs != zr).all()):
-        return (f"{what} flows exactly where it should be zero and is zero where it should flow: the condition "
-                f"that chooses the entries is inverted (for example {name} < 0 where {name} > 0 is meant).")
+        return (f"{what} flows exactly where it should be zero and is zero where it should flow: the "
+                f"condition that chooses the entries is inverted (for example {name} < 0 where {name} > 0 is "
+                f"meant).")
     norm = float((dr * dr).sum())
     if norm > 0:
         factor = float((ds * dr).sum()) / norm
@@ -304,7 +309,8 @@ def second_cause(view: Judging, case: CaseView, analytical: torch.Tensor, numeri
     j = wrong[0]
     about = f"The second derivative with respect to {names[j]} (how backward's result changes with {names[j]}"
     about += f", given by {source}'s gradient for it)" if companion else ")"
-    said = explain(part(analytical, j), part(numerical, j), (sizes[j],), names[j], about, rtol=rtol, atol=atol)
+    said = explain(part(analytical, j), part(numerical, j), (sizes[j],), names[j], about,
+                   rtol=rtol, atol=atol)
     if said:
         said = said.replace("the right one", "finite differences of backward")
         said = said.replace(" (as the 2 in d(x²)/dx = 2x)", "")
@@ -319,21 +325,23 @@ def blind_cause(view: Judging, has_history: bool) -> str:
     saved = [t for t in (first.get("saved") or []) if t.get("kind") in ("intermediate", "detached")]
     name = view.names[0] if view.names else "x"
     if any(t.get("kind") == "detached" for t in kept + saved):
-        return (f"backward computes with a detached copy of a tensor (such as {name}.detach(), or the output's), "
-                f"which has no autograd history, so autograd sees second derivatives of zero where finite "
-                f"differences do not. Keep the tensor itself, with save_for_backward.")
+        return (f"backward computes with a detached copy of a tensor (such as {name}.detach(), or the "
+                f"output's), which has no autograd history, so autograd sees second derivatives of zero "
+                f"where finite differences do not. Keep the tensor itself, with save_for_backward.")
     if kept or saved:
         where = ", ".join(f"ctx.{t['attr']}" for t in kept) if kept else "tensors passed to save_for_backward"
-        return (f"backward computes with {where}, computed inside forward: an intermediate result has no autograd "
-                f"history, whether it is kept on ctx or passed to save_for_backward, so autograd sees second "
-                f"derivatives of zero where finite differences do not. Return it as an extra output of forward "
-                f"(an output's history is forward's node), or recompute it in backward from a saved input.")
+        return (f"backward computes with {where}, computed inside forward: an intermediate result has no "
+                f"autograd history, whether it is kept on ctx or passed to save_for_backward, so autograd "
+                f"sees second derivatives of zero where finite differences do not. Return it as an extra "
+                f"output of forward (an output's history is forward's node), or recompute it in backward "
+                f"from a saved input.")
     if has_history:
-        return (f"backward's result depends on {name} only through values autograd cannot follow, so autograd sees "
-                f"second derivatives of zero where finite differences do not. Compute backward with torch "
-                f"operations on the tensors from ctx.saved_tensors (no .detach(), .item(), NumPy or "
-                f"torch.no_grad()).")
-    return (f"backward's result has no autograd history linking it to {name}, so autograd sees second derivatives "
-            f"of zero where finite differences do not: backward computed it with values autograd cannot follow "
-            f"(.detach(), .item(), NumPy, torch.no_grad(), or a new tensor built from numbers). Compute it with "
-            f"torch operations on {view.grad_output} and on the tensors from ctx.saved_tensors.")
+        return (f"backward's result depends on {name} only through values autograd cannot follow, so "
+                f"autograd sees second derivatives of zero where finite differences do not. Compute backward "
+                f"with torch operations on the tensors from ctx.saved_tensors (no .detach(), .item(), NumPy "
+                f"or torch.no_grad()).")
+    return (f"backward's result has no autograd history linking it to {name}, so autograd sees second "
+            f"derivatives of zero where finite differences do not: backward computed it with values autograd "
+            f"cannot follow (.detach(), .item(), NumPy, torch.no_grad(), or a new tensor built from "
+            f"numbers). Compute it with torch operations on {view.grad_output} and on the tensors from "
+            f"ctx.saved_tensors.")

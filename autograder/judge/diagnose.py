@@ -36,7 +36,8 @@ def _where(mask: torch.Tensor, shape: tuple[int, ...], name: str) -> str | None:
         cols = [j for j in range(shape[1]) if grid[:, j].all()]
         rows = [i for i in range(shape[0]) if grid[i, :].all()]
         if cols and grid[:, cols].sum() == bad:
-            return f"in column{'s' if len(cols) > 1 else ''} {_ranges(cols)} of {name} and right in the others"
+            return (f"in column{'s' if len(cols) > 1 else ''} {_ranges(cols)} of {name} and right in the "
+                    f"others")
         if rows and grid[rows, :].sum() == bad:
             return f"in row{'s' if len(rows) > 1 else ''} {_ranges(rows)} of {name} and right in the others"
     first = [int(i) for i in torch.nonzero(mask.reshape(shape) if shape else mask)[0]] if shape else []
@@ -95,9 +96,10 @@ def explain_swap(actual: list[torch.Tensor], expected: list[torch.Tensor], names
     """Gradients returned in the wrong order: the one for input a is the right one for input b."""
     for a in range(len(actual)):
         for b in range(a + 1, len(actual)):
-            if close(actual[a], expected[b]) and close(actual[b], expected[a]) and not close(actual[a], expected[a]):
-                return (f"The gradients of {names[a]} and {names[b]} are swapped: backward must return them in "
-                        f"the order forward takes its inputs.")
+            if close(actual[a], expected[b]) and close(actual[b], expected[a]) \
+                    and not close(actual[a], expected[a]):
+                return (f"The gradients of {names[a]} and {names[b]} are swapped: backward must return them "
+                        f"in the order forward takes its inputs.")
     return None
 
 
@@ -127,19 +129,22 @@ _ERRORS = [
      lambda m: "the result has no autograd history: it was computed only from values autograd cannot trace "
                "back to the inputs (intermediate results of forward, whether kept on ctx or saved with "
                "save_for_backward; NumPy; .detach(); torch.no_grad())."),
-    (r"The size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\) at non-singleton dimension (\d+)",
-     lambda m: f"two tensors combined in your code have shapes that do not broadcast (sizes {m[1]} and {m[2]} "
-               f"in dimension {m[3]}). When forward reduces a dimension (a sum, a mean, a log-sum-exp), "
-               f"grad_output has lost it: put it back with grad_output.unsqueeze(dim) before combining it with "
-               f"a tensor shaped like the input."),
+    ((r"The size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\) at non-singleton "
+     r"dimension (\d+)"),
+     lambda m: f"two tensors combined in your code have shapes that do not broadcast (sizes {m[1]} and "
+               f"{m[2]} in dimension {m[3]}). When forward reduces a dimension (a sum, a mean, a "
+               f"log-sum-exp), grad_output has lost it: put it back with grad_output.unsqueeze(dim) before "
+               f"combining it with a tensor shaped like the input."),
 ]
 
 
 def explain_error(error: dict) -> str:
     """A sentence for an exception raised by student code (given as probe.error_data)."""
-    message, kind, where = error.get("message", ""), error.get("type", "Exception"), error.get("where", "code")
+    message, kind, where = (error.get("message", ""), error.get("type", "Exception"),
+                            error.get("where", "code"))
     if kind == "NotImplementedError":
-        return f"{where} is not written yet: it raises NotImplementedError. Replace `raise NotImplementedError()` with your code."
+        return (f"{where} is not written yet: it raises NotImplementedError. Replace "
+                f"`raise NotImplementedError()` with your code.")
     for pattern, sentence in _ERRORS:
         match = re.search(pattern, message)
         if match:

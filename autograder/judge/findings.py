@@ -59,8 +59,8 @@ def torch_words(check: str, said: Any) -> str:
             break
         kept.append(line)
     left = len(lines) - len(kept)
-    more = f" ({left} more lines of PyTorch's message, the numerical and analytical Jacobians, are left out)" \
-        if left else ""
+    more = f" ({left} more lines of PyTorch's message, the numerical and analytical Jacobians, are left " \
+        f"out)" if left else ""
     return f"torch.autograd.{check} says: " + "\n".join(kept) + more
 
 
@@ -101,8 +101,8 @@ def graph_figures(view: Judging) -> list[Figure]:
         return []
     if isinstance(right, dict):
         right = _relabelled(right, view.reference.get("names") or [], view.names)
-    return [Figure("graphs", "The graph of backward, built with create_graph=True and drawn by torchviz: yours, "
-                             "then the reference's", [("yours", mine), ("reference", right)])]
+    return [Figure("graphs", "The graph of backward, built with create_graph=True and drawn by torchviz: "
+                             "yours, then the reference's", [("yours", mine), ("reference", right)])]
 
 
 def _relabelled(graph: dict, old: list[str], new: list[str]) -> dict:

@@ -30,26 +30,29 @@ def judge_forward(view: Judging) -> Finding | None:
     for case in view.cases:
         out, ref = case.measured["output"], case.ref["output"]
         if out.get("shape") != ref["shape"]:
-            return fail(case.where + f"forward returned shape {out.get('shape')} but the right output has shape "
-                                     f"{ref['shape']}.")
+            return fail(case.where + f"forward returned shape {out.get('shape')} but the right output has "
+                                     f"shape {ref['shape']}.")
         if out.get("dtype") != "torch.float64":
-            return fail(case.where + f"forward returned {out.get('dtype')} for float64 inputs: keep the input's "
-                                     f"dtype (no .float(), no new float32 tensors).")
+            return fail(case.where + f"forward returned {out.get('dtype')} for float64 inputs: keep the "
+                                     f"input's dtype (no .float(), no new float32 tensors).")
         (mine,) = lists([out["values"]], [len(ref["values"])])
         if projections.all_close(mine, ref["values"]):
             continue
         shape = tuple(ref["shape"])
         if projections.all_close(mine, ref["values"], GRADCHECK_RTOL, GRADCHECK_ATOL):
-            said = said or note("forward's output agrees with the right one to about 7 digits only: part of it "
-                                "ran in float32 (.float(), or a NumPy float32 array). It is within gradcheck's "
-                                "tolerance, but finite differences of a float32 forward are too rough for "
-                                "gradcheck: compute in float64.")
+            said = said or note("forward's output agrees with the right one to about 7 digits only: part of "
+                                "it ran in float32 (.float(), or a NumPy float32 array). It is within "
+                                "gradcheck's tolerance, but finite differences of a float32 forward are too "
+                                "rough for gradcheck: compute in float64.")
             continue
         actual, expected = float64([mine]), float64([ref["values"]])
-        text = not_finite("The output", actual, case) or explain(actual, expected, shape, "the output", "The output") \
+        text = not_finite("The output", actual, case) \
+            or explain(actual, expected, shape, "the output", "The output") \
             or "The output differs from the right one."
-        return fail(case.where + text, figures=[shaped_panels("forward's output: yours, the right one and the difference",
-                                                              shape, "the output", [("yours", mine), ("right", ref["values"])],
+        return fail(case.where + text, figures=[shaped_panels("forward's output: yours, the right one and "
+                                                              "the difference",
+                                                              shape, "the output",
+                                                              [("yours", mine), ("right", ref["values"])],
                                                               "the output")])
     return said
 
@@ -57,15 +60,17 @@ def judge_forward(view: Judging) -> Finding | None:
 def judge_inputs_unchanged(view: Judging) -> Finding | None:
     for case in view.cases:
         dirty = set(case.measured.get("dirty") or [])
-        changed = [k for k in case.measured.get("inputs_changed") or [] if isinstance(k, int) and k < len(case.names)]
+        changed = [k for k in case.measured.get("inputs_changed") or []
+                   if isinstance(k, int) and k < len(case.names)]
         undeclared = [k for k in changed if k not in dirty]
         if undeclared:
             name = case.names[undeclared[0]]
-            return fail(case.where + f"forward changed {name} in place, so the caller's {name} comes back changed "
-                                     f"(and nothing said so with ctx.mark_dirty). Leave {name} as it was: work on a "
-                                     f"copy, result = {name}.clone(), and change result.")
+            return fail(case.where + f"forward changed {name} in place, so the caller's {name} comes back "
+                                     f"changed (and nothing said so with ctx.mark_dirty). Leave {name} as it "
+                                     f"was: work on a copy, result = {name}.clone(), and change result.")
         if changed:
-            return note(f"forward changes {case.names[changed[0]]} in place and declares it with ctx.mark_dirty.")
+            return note(f"forward changes {case.names[changed[0]]} in place and declares it with "
+                        f"ctx.mark_dirty.")
     return None
 
 
@@ -78,28 +83,31 @@ def judge_save_for_backward(view: Judging) -> Finding | None:
         what = f"ctx.{attr}"
         index = first.get("index")
         name = case.names[index] if isinstance(index, int) and index < len(case.names) else None
-        adds = ("autograd's check, when backward reads it, that it was not changed in place since forward (with a "
-                "plain attribute such a change silently gives a wrong gradient), and visibility to saved-tensor hooks "
-                "(torch.autograd.graph.save_on_cpu, activation checkpointing)")
+        adds = ("autograd's check, when backward reads it, that it was not changed in place since forward "
+                "(with a plain attribute such a change silently gives a wrong gradient), and visibility to "
+                "saved-tensor hooks (torch.autograd.graph.save_on_cpu, activation checkpointing)")
         if kind == "input":
-            return fail(f"forward keeps {name}, one of its inputs, as {what}, a plain attribute of ctx. {name} keeps "
-                        f"its autograd history either way (even second derivatives work); what "
+            return fail(f"forward keeps {name}, one of its inputs, as {what}, a plain attribute of ctx. "
+                        f"{name} keeps its autograd history either way (even second derivatives work); what "
                         f"ctx.save_for_backward({name}) adds is {adds}. In backward, read it back with "
                         f"{name}, = ctx.saved_tensors.")
         if kind == "output":
-            return fail(f"forward keeps its output as {what}, a plain attribute of ctx. The output keeps its autograd "
-                        f"history either way; what ctx.save_for_backward adds is {adds}, and no reference cycle "
-                        f"(output, its node ctx, output) that keeps the output in memory until Python's garbage "
-                        f"collector runs. In backward, read it back from ctx.saved_tensors.")
+            return fail(f"forward keeps its output as {what}, a plain attribute of ctx. The output keeps its "
+                        f"autograd history either way; what ctx.save_for_backward adds is {adds}, and no "
+                        f"reference cycle (output, its node ctx, output) that keeps the output in memory "
+                        f"until Python's garbage collector runs. In backward, read it back from "
+                        f"ctx.saved_tensors.")
         if kind == "detached":
             of = name or "its output"
-            return fail(f"forward keeps a detached copy of {of} as {what}: a copy without autograd history, kept "
-                        f"where autograd does not see it. Save {of} itself with ctx.save_for_backward(...).")
+            return fail(f"forward keeps a detached copy of {of} as {what}: a copy without autograd history, "
+                        f"kept where autograd does not see it. Save {of} itself with "
+                        f"ctx.save_for_backward(...).")
         return fail(f"forward keeps a tensor it computed (neither an input nor an output) as {what}, a plain "
-                    f"attribute of ctx. Tensors for backward go through ctx.save_for_backward, which adds {adds}. "
-                    f"Save what the exercise asks for (an input or the output) and compute the rest in backward.")
+                    f"attribute of ctx. Tensors for backward go through ctx.save_for_backward, which adds "
+                    f"{adds}. Save what the exercise asks for (an input or the output) and compute the rest "
+                    f"in backward.")
     if not case.measured.get("saved"):
-        return fail("forward passes no tensor to ctx.save_for_backward, where the exercise asks it to keep the "
-                    "tensors backward needs that way (ctx.save_for_backward(...) in forward, ctx.saved_tensors in "
-                    "backward).")
+        return fail("forward passes no tensor to ctx.save_for_backward, where the exercise asks it to keep "
+                    "the tensors backward needs that way (ctx.save_for_backward(...) in forward, "
+                    "ctx.saved_tensors in backward).")
     return None

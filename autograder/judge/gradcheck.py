@@ -27,8 +27,9 @@ def judge_gradcheck(view: Judging) -> Finding | None:
         vjps = case.vjps()
         (fd,) = lists([case.measured["fd"]], [case.rows])
         if not all(math.isfinite(x) for x in fd):
-            return fail(case.where + "finite differences of your forward are inf or NaN here, because forward's "
-                                     "output is (see forward): gradcheck cannot compare anything with them.")
+            return fail(case.where + "finite differences of your forward are inf or NaN here, because "
+                                     "forward's output is (see forward): gradcheck cannot compare anything "
+                                     "with them.")
         d = case.directions
         said, figures = None, []
         if "jacobian" in case.measured and "numerical" in case.measured:
@@ -38,11 +39,13 @@ def judge_gradcheck(view: Judging) -> Finding | None:
             for k, name in enumerate(case.tensor_names):
                 said = explain(jac[k], numeric[k], case.shapes[k], name,
                                f"The gradient with respect to {name} from backward",
-                               rtol=projections.gradcheck_tolerance()[0], atol=projections.gradcheck_tolerance()[1])
+                               rtol=projections.gradcheck_tolerance()[0],
+                               atol=projections.gradcheck_tolerance()[1])
                 if said:
                     said = said.replace("the right one", "finite differences of your forward")
-                    figures = [shaped_panels(f"grad_{name} for a random {view.grad_output}: from your backward, by "
-                                             f"finite differences of your forward, and the difference", case.shapes[k],
+                    figures = [shaped_panels(f"grad_{name} for a random {view.grad_output}: from your "
+                                             f"backward, by finite differences of your forward, and the "
+                                             f"difference", case.shapes[k],
                                              name, [("from backward", (v @ jac[k]).tolist()),
                                                     ("finite differences", (v @ numeric[k]).tolist())],
                                              f"the gradient with respect to {name}")]
@@ -54,13 +57,13 @@ def judge_gradcheck(view: Judging) -> Finding | None:
             for analytical, numerical in projections.gradcheck_pairs(vjps, fd, d):
                 if not projections.close(analytical, numerical, *projections.gradcheck_tolerance()):
                     said = (f"Along a random direction u, backward gives vᵀJu = {analytical:.6g} but finite "
-                            f"differences of forward give {numerical:.6g}: backward does not compute the derivative "
-                            f"of forward.")
+                            f"differences of forward give {numerical:.6g}: backward does not compute the "
+                            f"derivative of forward.")
                     break
         if said:
             if _float32_forward(case):
-                said += (" Your forward computes in float32 (see forward), and finite differences of a float32 "
-                         "function are too rough: compute in float64.")
+                said += (" Your forward computes in float32 (see forward), and finite differences of a "
+                         "float32 function are too rough: compute in float64.")
             return fail(case.where + said, says, figures)
         found = _judge_extra_outputs(view, case)
         if found:
@@ -74,7 +77,8 @@ def _forward_right(case) -> bool:
 
 def _float32_forward(case) -> bool:
     mine, right = case.measured["output"]["values"], case.ref["output"]["values"]
-    return not projections.all_close(mine, right) and projections.all_close(mine, right, GRADCHECK_RTOL, GRADCHECK_ATOL)
+    return not projections.all_close(mine, right) \
+        and projections.all_close(mine, right, GRADCHECK_RTOL, GRADCHECK_ATOL)
 
 
 def _judge_extra_outputs(view: Judging, case) -> Finding | None:
@@ -86,7 +90,8 @@ def _judge_extra_outputs(view: Judging, case) -> Finding | None:
         param = params[j] if j < len(params) else f"the gradient of output {j}"
         if "error" in entry:
             text, details = error_cause(entry["error"], view, case)
-            return fail(case.where + f"with a gradient on output {j} of {view.problem.all_outputs}: " + text, details)
+            return fail(case.where + f"with a gradient on output {j} of {view.problem.all_outputs}: " + text,
+                        details)
         size = len(entry.get("fd") or [])
         d = projections.directions(view.seed, 1000 * (case.index + 1) + j, size, tuple(case.sizes))
         (vjp,) = [lists(entry.get("vjp"), case.sizes)]
@@ -101,9 +106,9 @@ def _judge_extra_outputs(view: Judging, case) -> Finding | None:
                 how = f"backward adds the term of {arriving} with the wrong sign"
             else:
                 how = f"backward's term of {arriving} is wrong"
-            return fail(case.where + f"{how}: gradcheck tests every output, and with a gradient on output {j} only, "
-                                     f"backward gives vᵀJu = {analytical:.6g} where finite differences of forward "
-                                     f"give {numerical:.6g}. The gradient backward returns must include {param} "
-                                     f"times the derivative of output {j}: zero in a first backward, that term "
-                                     f"carries the second derivatives.")
+            return fail(case.where + f"{how}: gradcheck tests every output, and with a gradient on output "
+                                     f"{j} only, backward gives vᵀJu = {analytical:.6g} where finite "
+                                     f"differences of forward give {numerical:.6g}. The gradient backward "
+                                     f"returns must include {param} times the derivative of output {j}: zero "
+                                     f"in a first backward, that term carries the second derivatives.")
     return None

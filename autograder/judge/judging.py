@@ -83,7 +83,8 @@ class Judging:
         self.problem, self.data, self.reference, self.seed = problem, data, reference, seed
         self.names = self._learner_names()
         self.says = data.get("torch_says", {}) if isinstance(data.get("torch_says"), dict) else {}
-        self.cases = [self._case(i, c, r) for i, (c, r) in enumerate(zip(data.get("cases", []), reference["cases"]))]
+        self.cases = [self._case(i, c, r)
+                      for i, (c, r) in enumerate(zip(data.get("cases", []), reference["cases"]))]
         self.failed: dict[str, Any] = {}  # the checks that failed so far, in report order
 
     @property
@@ -94,7 +95,8 @@ class Judging:
         """The names of forward's parameters as the learner wrote them (ctx left out), where they fit the
         arguments; otherwise the reference's."""
         fallback = input_names(self.problem)
-        names = (self.data.get("names") or {}).get("forward") if isinstance(self.data.get("names"), dict) else None
+        names = ((self.data.get("names") or {}).get("forward") if isinstance(self.data.get("names"), dict)
+                 else None)
         count = max(len(c.args) for c in self.problem.cases)
         if isinstance(names, list) and len(names) >= count and all(_identifier(n) for n in names[:count]):
             return list(names[:count])
@@ -115,11 +117,12 @@ class Judging:
     def _case(self, i: int, measured: Any, ref: dict) -> CaseView:
         if not isinstance(measured, dict):
             raise TypeError("malformed case")
-        encoded = positional(encoded_once(self.problem, self.seed)[i])  # keyword arguments: self.problem.kwargs
+        # keyword arguments: self.problem.kwargs
+        encoded = positional(encoded_once(self.problem, self.seed)[i])
         names = list(self.names) + [f"argument {k + 1}" for k in range(len(self.names), len(encoded))]
         tensor_names = [n for n, a in zip(names, encoded) if differentiable(a)]
-        return CaseView(i, self.describe(i, names) + ": ", encoded, measured, ref, names, tensor_names, self.seed,
-                        self.problem.kwargs(i))
+        return CaseView(i, self.describe(i, names) + ": ", encoded, measured, ref, names, tensor_names,
+                        self.seed, self.problem.kwargs(i))
 
     def describe(self, i: int, names: list[str]) -> str:
         """The case in the learner's words: "With input (3, 8) and n = 2"."""
@@ -139,7 +142,8 @@ class Judging:
         return text + (f" ({', '.join(omitted)} left out)" if omitted else "")
 
     def _omitted(self, given: int) -> list[str]:
-        defaults = (self.data.get("names") or {}).get("optional") if isinstance(self.data.get("names"), dict) else None
+        defaults = ((self.data.get("names") or {}).get("optional") if isinstance(self.data.get("names"), dict)
+                    else None)
         names = self.names
         if isinstance(defaults, list):
             return [n for n in names[given:] if n in defaults]
@@ -157,8 +161,10 @@ class Judging:
         if out.get("type") != "Tensor":
             hint = ""
             if self.problem.kind == "callable" and self.problem.all_outputs:
-                hint = f" (call {self.problem.all_outputs}.apply(x)[0]: the wrapper returns only the first output)"
-            return Blocked("forward", case.where + f"{name} returned a {out.get('type')}, not a Tensor{hint}.",
+                hint = (f" (call {self.problem.all_outputs}.apply(x)[0]: the wrapper returns only the first "
+                        f"output)")
+            return Blocked("forward", case.where + f"{name} returned a {out.get('type')}, not a "
+                                                   f"Tensor{hint}.",
                            short=f"{name} returns a {out.get('type')}, not a Tensor")
         if part == "forward":
             return None
@@ -166,12 +172,14 @@ class Judging:
             said, details = error_cause(m["backward_error"], self, case)
             owner = "backward returns" if _validation_error(m["backward_error"]) else "gradient"
             where = m["backward_error"].get("where", "backward")
-            return Blocked(owner, case.where + said, details, f"{where} raises {m['backward_error'].get('type')}")
+            return Blocked(owner, case.where + said, details,
+                           f"{where} raises {m['backward_error'].get('type')}")
         if not out.get("has_grad_fn"):
-            return Blocked("gradient", case.where + f"{name}'s output has no grad_fn, so no gradient can flow "
-                                                    f"back through it (forward computed it outside autograd's "
-                                                    f"view, or returned a tensor made with .detach() or "
-                                                    f"torch.no_grad()).", short="the output has no grad_fn")
+            return Blocked("gradient", case.where + f"{name}'s output has no grad_fn, so no gradient can "
+                                                    f"flow back through it (forward computed it outside "
+                                                    f"autograd's view, or returned a tensor made with "
+                                                    f".detach() or torch.no_grad()).",
+                           short="the output has no grad_fn")
         return None
 
 

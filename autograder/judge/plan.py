@@ -41,8 +41,8 @@ def _worth_explaining(case: dict, expect: dict | None, seed: int, index: int) ->
     first = expect is None or not projections.all_close([case["vjp"], case.get("vjp2")], expect.get("vjps")) \
         or ("fd" in case and not projections.gradcheck_agrees([case["vjp"], case["vjp2"]], case["fd"], d))
     second = case.get("second", {})
-    second_worth = "hvp" in second and "fd_v" in second and (expect is None
-                                                             or not projections.gradgradcheck_agrees(second, d))
+    second_worth = "hvp" in second and "fd_v" in second \
+        and (expect is None or not projections.gradgradcheck_agrees(second, d))
     return first, second_worth
 
 
@@ -57,7 +57,8 @@ def with_explanation(measured: dict, found: dict | None) -> dict:
     for key, extra in (found.get("cases") or {}).items():
         if str(key).isdigit() and int(key) < len(cases) and isinstance(extra, dict) \
                 and isinstance(cases[int(key)], dict):
-            cases[int(key)].update({k: v for k, v in extra.items() if k in ("jacobian", "numerical", "second")})
+            cases[int(key)].update({k: v for k, v in extra.items()
+                                    if k in ("jacobian", "numerical", "second")})
     data["cases"] = cases
     if isinstance(found.get("graph"), dict):
         data["graph"] = found["graph"]

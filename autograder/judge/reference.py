@@ -66,7 +66,8 @@ def reference_data(problem: Problem, seed: int = 0) -> dict:
 def reference_vjps(problem: Problem, seed: int, index: int) -> list[list[list[float]]]:
     """vᵀJ and v2ᵀJ of the reference, along the vectors a student's case of the same output size is
     projected on (shared: not to be changed)."""
-    ref, sizes = reference_data(problem, seed)["cases"][index], tensor_sizes(encoded_once(problem, seed)[index])
+    ref, sizes = (reference_data(problem, seed)["cases"][index],
+                  tensor_sizes(encoded_once(problem, seed)[index]))
     rows = len(ref["output"]["values"])
     d = projections.directions(seed, index, rows, tuple(sizes))
     jacobian = matrices(ref["jacobian"], sizes, rows)

@@ -30,10 +30,11 @@ def judge_gradgradcheck(view: Judging) -> Finding | None:
             return fail(case.where + text, details or says, graph_figures(view))
         d = case.directions
         inputs = [len(u) for u in d.ux]
-        second = dict(second, hvp=lists(second["hvp"], inputs + [len(d.v)]), fd_x=lists(second["fd_x"], inputs),
-                      fd_v=lists(second["fd_v"], inputs))
+        second = dict(second, hvp=lists(second["hvp"], inputs + [len(d.v)]),
+                      fd_x=lists(second["fd_x"], inputs), fd_v=lists(second["fd_v"], inputs))
         if not second.get("has_history") or projections.blind(second, d):
-            return fail(case.where + blind_cause(view, bool(second.get("has_history"))), says, graph_figures(view))
+            return fail(case.where + blind_cause(view, bool(second.get("has_history"))), says,
+                        graph_figures(view))
         said, figures = None, []
         if "analytical" in second and "numerical" in second:
             analytical, numerical = float64(second["analytical"]), float64(second["numerical"])
@@ -45,14 +46,14 @@ def judge_gradgradcheck(view: Judging) -> Finding | None:
                 figures = [_second_panels(view, case, analytical, numerical, j)]
         for name, analytical_wu, numerical_wu in ([] if said else projections.gradgradcheck_pairs(second, d)):
             if not projections.close(analytical_wu, numerical_wu, *projections.gradcheck_tolerance()):
-                said = (f"Along a random direction of {name}, the second derivatives through autograd of your "
-                        f"backward give {analytical_wu:.6g} but finite differences of backward give "
+                said = (f"Along a random direction of {name}, the second derivatives through autograd of "
+                        f"your backward give {analytical_wu:.6g} but finite differences of backward give "
                         f"{numerical_wu:.6g}.")
                 break
         if said:
             if _float32_backward(view, case):
-                said += (" Your backward computes in float32 (see the note under gradient), and finite differences "
-                         "of a float32 backward are too rough: compute in float64.")
+                said += (" Your backward computes in float32 (see the note under gradient), and finite "
+                         "differences of a float32 backward are too rough: compute in float64.")
             return fail(case.where + said, says, figures + graph_figures(view))
     return None
 
@@ -91,8 +92,9 @@ def judge_companion(view: Judging) -> Finding | None:
     if not measured.get("uses"):
         functions = [f for f in measured.get("functions") or [] if isinstance(f, str)]
         found = f" (the Functions it goes through: {', '.join(functions)})" if functions else ""
-        return fail(f"{name}'s gradient does not go through {companion}{found}: {name}.backward computes it itself, "
-                    f"or calls {companion}.forward by hand. The exercise is to return {companion}.apply(...) from "
-                    f"{name}.backward, so that autograd records a {companion} node and {companion}.backward gives "
-                    f"the second derivatives.", figures=graph_figures(view))
+        return fail(f"{name}'s gradient does not go through {companion}{found}: {name}.backward computes it "
+                    f"itself, or calls {companion}.forward by hand. The exercise is to return "
+                    f"{companion}.apply(...) from {name}.backward, so that autograd records a {companion} "
+                    f"node and {companion}.backward gives the second derivatives.",
+                    figures=graph_figures(view))
     return None

@@ -87,7 +87,8 @@ def judge(problem: Problem, data: dict, seed: int = 0) -> list[CheckResult]:
             _judge(problem, data, reference_data(problem, seed), seed, verdicts, passed_details)
     except (ValueError, TypeError, KeyError, IndexError, RuntimeError, AttributeError) as error:
         verdicts.fail_all(f"The grader could not read what {problem.lookup} produced ({error}); it is "
-                          f"treated as wrong. Make sure it returns plain float64 tensors.", traceback.format_exc())
+                          f"treated as wrong. Make sure it returns plain float64 tensors.",
+                          traceback.format_exc())
     return verdicts.results(passed_details)
 
 
@@ -95,10 +96,12 @@ def _gate(problem: Problem, data: dict) -> str | None:
     """Why nothing of the problem can be judged: not defined, or not what the problem asks for."""
     name = problem.lookup
     if not data.get("defined"):
-        return f"{name} is not defined in the submission: define it with exactly this name (names are case-sensitive)."
+        return (f"{name} is not defined in the submission: define it with exactly this name (names are "
+                f"case-sensitive).")
     want = "Function" if problem.kind == "function" else "callable"
     kind = data.get("kind")
-    if (want == "Function" and kind != "Function") or (want == "callable" and kind not in ("callable", "Function")):
+    if (want == "Function" and kind != "Function") \
+            or (want == "callable" and kind not in ("callable", "Function")):
         return (f"{name} is a {kind}, but the problem asks for "
                 f"{'a subclass of torch.autograd.Function' if want == 'Function' else 'a function'}.")
     return None
@@ -130,7 +133,8 @@ def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: V
         if check.part in PARTS and check.part not in finished:
             verdicts.fail(name, _unfinished(problem, data, check.part))
             continue
-        found = _blocked_finding(view, check, shown) if check.part in ("forward", "backward", "second") else None
+        found = (_blocked_finding(view, check, shown) if check.part in ("forward", "backward", "second")
+                 else None)
         if found is None:
             found = check.judge(view)
         if found is None:
@@ -152,11 +156,13 @@ def _blocked_finding(view: Judging, check, shown: set[str]) -> Finding | None:
         blocked = view.blocked(case, part)
         if blocked is None:
             continue
-        if blocked.owner == check.name or (blocked.owner not in view.problem.checks and check.name == "forward"):
+        if blocked.owner == check.name \
+                or (blocked.owner not in view.problem.checks and check.name == "forward"):
             details = blocked.details if blocked.details not in shown else ""
             shown.add(blocked.details)
             return fail(blocked.message, details)
-        return fail(f"Not graded: {case.where[0].lower() + case.where[1:-2]}, {blocked.short} (see {blocked.owner}).")
+        return fail(f"Not graded: {case.where[0].lower() + case.where[1:-2]}, {blocked.short} (see "
+                    f"{blocked.owner}).")
     return None
 
 
@@ -167,4 +173,5 @@ def _unfinished(problem: Problem, data: dict, part: str) -> str:
     how = str(data.get("stopped") or "in time")[:300]
     if how.startswith("within"):
         how = f"it did not finish {how} (an endless loop, or a wait that never ends)"
-    return f"Grading stopped while measuring {said}: {how}. The checks measured before it are graded as usual."
+    return (f"Grading stopped while measuring {said}: {how}. The checks measured before it are graded as "
+            f"usual.")
