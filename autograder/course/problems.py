@@ -118,11 +118,10 @@ class Problem:
     with PyTorch's own operations, so autograd differentiates it exactly; `solution`, when given, is a
     Function written the way the exercise asks, whose autograd graph is drawn as the reference's.
 
-    What the exercise asks beyond the numbers, each a graded check (autograder/course/checks.py): \
-`saves`, that
-    tensors kept for backward go through ctx.save_for_backward; `companion`, a Function backward must
-    call (Cube: CubeBackward); `all_outputs`, a Function whose every output backward must differentiate
-    (Sinh's extra outputs). What the grader knows of the mathematics, to name a mistake's cause:
+    What the exercise asks beyond the numbers, each a graded check (autograder/course/checks.py):
+    `saves`, that tensors kept for backward go through ctx.save_for_backward; `companion`, a Function
+    backward must call (Cube: CubeBackward); `all_outputs`, a Function whose every output backward must
+    differentiate (Sinh's extra outputs). What the grader knows of the mathematics, to name a mistake's cause:
     `elementwise` (output entry i depends on input entry i only), `derivative` (in words), `terms` (the
     derivative as a sum of named terms, so that a missing term or one of the wrong sign is named)."""
 

@@ -1,5 +1,5 @@
-"""Lesson 7, custom Functions in today's PyTorch: Tanh (forward mode), Softplus (vmap), \
-softsign (custom op)."""
+"""Lesson 7, custom Functions in today's PyTorch: Tanh (forward mode), Softplus (vmap), softsign
+(custom op)."""
 
 import torch
 import torch.nn.functional as F
