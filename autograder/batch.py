@@ -164,7 +164,8 @@ def write_submission(out: Path, assignment: Assignment, sub: Submission, graded:
     return result
 
 
-def _written(out: Path, assignment: Assignment, sub: Submission, graded: Graded, key: Key | None = None) -> dict:
+def _written(out: Path, assignment: Assignment, sub: Submission, graded: Graded,
+             key: Key | None = None) -> dict:
     """Writes one submission's files. Drawing its page may fail on what the submission produced (then
     the page says so, without pictures); writing may fail on a full disk (then the submission's row says
     so, and the batch goes on); a score above its maximum, a fault of the grader's, is never written."""
@@ -172,16 +173,18 @@ def _written(out: Path, assignment: Assignment, sub: Submission, graded: Graded,
     try:
         return write_submission(out, assignment, sub, graded, key)
     except ScoreAboveMaximum as error:
-        print(f"autograder: {sub.id}: {error} This is a fault of the grader; the submission is scored 0 until it "
-              f"is fixed.", file=sys.stderr)
-        failed = failed_everywhere(assignment, "The grader failed while scoring this submission; it is scored 0. "
-                                               "Tell your instructor.")
+        print(f"autograder: {sub.id}: {error} This is a fault of the grader; the submission is scored 0 "
+              f"until it is fixed.", file=sys.stderr)
+        failed = failed_everywhere(assignment, "The grader failed while scoring this submission; "
+                                               "it is scored 0. Tell your instructor.")
         return write_submission(out, assignment, sub, Graded(sub.id, 0.0, assignment.max_score, failed), key)
     except OSError as error:
         score = sum(r.score for r in results)
         print(f"autograder: could not write the results of {sub.id} ({error.strerror or error}); its score "
-              f"{score:g} is in grades.csv only. Free some space and run the same command again.", file=sys.stderr)
-        return {"score": score, "tests": [{"name": r.name, "score": r.score} for r in results], "unwritten": True}
+              f"{score:g} is in grades.csv only. Free some space and run the same command again.",
+              file=sys.stderr)
+        return {"score": score, "tests": [{"name": r.name, "score": r.score} for r in results],
+                "unwritten": True}
     except Exception as error:  # noqa: BLE001 - a page that cannot be drawn costs its pictures only
         for r in results:
             r.figures = []
@@ -189,9 +192,9 @@ def _written(out: Path, assignment: Assignment, sub: Submission, graded: Graded,
         return write_submission(out, assignment, sub, graded, key)
 
 
-def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = False, workers: int | None = None,
-          limits: Limits | None = None, seed: int = config.SEED, progress: bool = True,
-          server: Server | None = None, extras: list[Path] = ()) -> Batch:
+def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = False,
+          workers: int | None = None, limits: Limits | None = None, seed: int = config.SEED,
+          progress: bool = True, server: Server | None = None, extras: list[Path] = ()) -> Batch:
     """Grades every submission found in paths and writes the result files under out: results.json and
     feedback.html per submission, grades.csv and report.html for the class."""
     prepare_out(out)
@@ -211,16 +214,16 @@ def describe_plan(total: int, reasons: list[str], force: bool) -> str:
     if force:
         return f"{total} submission(s), all graded again (--force)."
     if not reasons:
-        return f"{total} submission(s), all already graded with this very assignment, seed, limits and grader: " \
-               f"nothing to grade (--force grades them again)."
+        return f"{total} submission(s), all already graded with this very assignment, seed, limits and " \
+               f"grader: nothing to grade (--force grades them again)."
     counts = Counter(reasons)
     parts = [f"{n} {why}" if why == "new" else f"{n} because {why}" for why, n in counts.most_common()]
     done = total - len(reasons)
     return (f"{total} submission(s): {done} already graded, {len(reasons)} to grade ({'; '.join(parts)}).")
 
 
-def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: Path, force: bool, progress: bool,
-           key: Key) -> Batch:
+def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: Path, force: bool,
+           progress: bool, key: Key) -> Batch:
     warnings: list[str] = []
     subs = load(paths, (assignment.lesson, assignment.name), warnings)
     rows: dict[str, dict] = {}
@@ -241,8 +244,9 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
     for sub, graded in pipeline.grade(todo):
         rows[sub.id] = _written(out, assignment, sub, graded, key)
         # The verdicts are in the files now: a class's worth of figures is not kept in memory.
-        batch.append(dataclasses.replace(graded, score=rows[sub.id]["score"], results=[], cell_errors=[], output="",
-                                         reason=reasons[sub.id], feedback=out / sub.id / "feedback.html"))
+        batch.append(dataclasses.replace(graded, score=rows[sub.id]["score"], results=[], cell_errors=[],
+                                         output="", reason=reasons[sub.id],
+                                         feedback=out / sub.id / "feedback.html"))
         if not sub.error:
             bar.update(1)
     bar.close()
@@ -251,8 +255,9 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
         write_atomic(out / "grades.csv", grades_csv(ordered, [p.name for p in assignment.problems],
                                                     assignment.max_score))
     except OSError as error:
-        raise UsageError(f"Could not write {out / 'grades.csv'} ({error.strerror or error}). Every submission "
-                         f"graded so far is saved: free some space and run the same command again.") from None
+        raise UsageError(f"Could not write {out / 'grades.csv'} ({error.strerror or error}). Every "
+                         f"submission graded so far is saved: free some space and run the same command "
+                         f"again.") from None
     batch.report = _class_report(out, assignment, ordered)
     batch.unreadable = [f"{s.id} ({s.where}: {s.error})" for s in subs if s.unreadable]
     batch.warnings = warnings

@@ -45,31 +45,37 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="the assignments and their problems")
     listing.add_argument("--json", action="store_true", help="print JSON: [{name, problems, max_score}, ...]")
     _extra_option(listing)
-    grading = commands.add_parser("grade", help="grade submissions and write results.json, feedback.html, grades.csv")
+    grading = commands.add_parser("grade",
+                                  help="grade submissions and write results.json, feedback.html, grades.csv")
     grading.add_argument("--assignment", required=True, help="an assignment name from `list`")
     grading.add_argument("--out", required=True, type=Path, help="folder for the result files")
     grading.add_argument("submissions", nargs="+", type=Path, help=".ipynb or .py files, or folders of them")
     grading.add_argument("--force", action="store_true", help="grade again what is already graded")
-    grading.add_argument("--jobs", type=int, default=None, help=f"workers in parallel, 1 to {config.MAX_JOBS} "
-                                                                 f"(default: {config.WORKERS_PER_CORE} per core)")
+    grading.add_argument("--jobs", type=int, default=None,
+                         help=f"workers in parallel, 1 to {config.MAX_JOBS} "
+                              f"(default: {config.WORKERS_PER_CORE} per core)")
     _timeout_options(grading)
-    grading.add_argument("--seed", type=int, default=config.SEED, help=f"seed of the inputs, 0 to {config.MAX_SEED} "
-                                                                       f"(same seed, same results)")
+    grading.add_argument("--seed", type=int, default=config.SEED,
+                         help=f"seed of the inputs, 0 to {config.MAX_SEED} "
+                              f"(same seed, same results)")
     grading.add_argument("--quiet", action="store_true", help="no progress bar or summary table")
     grading.add_argument("--canvas", type=Path, metavar="FILE.csv",
                          help="also write the grades as a Canvas gradebook import (see the export command)")
     grading.add_argument("--roster", type=Path, metavar="ROSTER.csv",
-                         help="with --canvas: the class list (e.g. Canvas's gradebook export) to match students")
+                         help="with --canvas: the class list (e.g. Canvas's gradebook export) "
+                              "to match students")
     _policy_option(grading)
     _extra_option(grading)
 
-    gs = commands.add_parser("gradescope", help="build a Gradescope autograder archive (.zip) for an assignment")
+    gs = commands.add_parser("gradescope",
+                             help="build a Gradescope autograder archive (.zip) for an assignment")
     gs.add_argument("--assignment", required=True, help="an assignment name from `list`")
     gs.add_argument("--out", required=True, type=Path, metavar="FILE.zip", help="the archive to write")
     gs.add_argument("--visibility", default=config.VISIBILITY, choices=config.VISIBILITIES,
                     help=f"when students see the tests that are not hidden (default: {config.VISIBILITY})")
     gs.add_argument("--hidden-visibility", default=config.HIDDEN_VISIBILITY, choices=config.VISIBILITIES,
-                    help=f"when students see hidden problems and checks (default: {config.HIDDEN_VISIBILITY}, i.e. "
+                    help=f"when students see hidden problems and checks "
+                         f"(default: {config.HIDDEN_VISIBILITY}, i.e. "
                          f"never; after_published shows them once you publish the grades)")
     gs.add_argument("--output-format", default=config.OUTPUT_FORMAT, choices=config.OUTPUT_FORMATS,
                     help="how explanations are shown: html or md (with pictures as PNG), text (no pictures)")
@@ -78,14 +84,17 @@ def build_parser() -> argparse.ArgumentParser:
     _extra_option(gs, "also bundled into the archive, where students cannot read it")
 
     export = commands.add_parser("export", help="write graded results as a Canvas gradebook import (CSV)")
-    export.add_argument("--graded", required=True, type=Path, metavar="DIR", help="a folder written by `grade`")
+    export.add_argument("--graded", required=True, type=Path, metavar="DIR",
+                        help="a folder written by `grade`")
     export.add_argument("--canvas", required=True, type=Path, metavar="FILE.csv", help="the CSV to write")
     export.add_argument("--roster", type=Path, metavar="ROSTER.csv",
-                        help="the class list (e.g. Canvas's gradebook export) to match submissions to students")
-    export.add_argument("--column", help="the gradebook column (default: the assignment's name); use Canvas's "
-                                         "'Name (id)' header to update an existing assignment")
-    export.add_argument("--id-column", help="the roster column that submission file names carry (default: any "
-                                            "identifier column: ID, SIS User ID, SIS Login ID, email, ...)")
+                        help="the class list (e.g. Canvas's gradebook export) "
+                             "to match submissions to students")
+    export.add_argument("--column", help="the gradebook column (default: the assignment's name); "
+                                         "use Canvas's 'Name (id)' header to update an existing assignment")
+    export.add_argument("--id-column", help="the roster column that submission file names carry "
+                                            "(default: any identifier column: ID, SIS User ID, "
+                                            "SIS Login ID, email, ...)")
     export.add_argument("--out-of", type=float, metavar="POINTS",
                         help="scale scores to this many points (default: the autograder's points)")
     _policy_option(export)
@@ -107,7 +116,8 @@ def _policy_option(parser: argparse.ArgumentParser) -> None:
 
 def _extra_option(parser: argparse.ArgumentParser, note: str = "") -> None:
     parser.add_argument("--extra", action="append", type=Path, default=[], metavar="FILE.py",
-                        help="an instructor's private file that hides or adds problems" + (f"; {note}" if note else ""))
+                        help="an instructor's private file that hides or adds problems"
+                             + (f"; {note}" if note else ""))
 
 
 def load_extras(paths: list[Path]):
@@ -176,15 +186,15 @@ def check_paths(args) -> None:
         fail(f"--out must be a folder, and {args.out} is a file. Choose a folder with --out.")
     for path in args.submissions:
         if not path.exists() and not path.is_symlink():
-            fail(f"{path} does not exist. Name notebooks (.ipynb), Python files (.py), zips or folders that hold "
-                 f"them.")
+            fail(f"{path} does not exist. Name notebooks (.ipynb), Python files (.py), zips or folders "
+                 f"that hold them.")
         given = path.resolve()
         if path.is_dir() and (out == given or given in out.parents):
             fail(f"--out {args.out} is inside the submissions folder {path}: its results would be read as "
                  f"submissions next time. Choose a folder outside it.")
         if out in given.parents and path.is_dir():
-            fail(f"The submissions folder {path} is inside --out {args.out}, where the grader writes a folder per "
-                 f"student. Keep submissions elsewhere.")
+            fail(f"The submissions folder {path} is inside --out {args.out}, where the grader writes a "
+                 f"folder per student. Keep submissions elsewhere.")
     for option, path in (("--roster", args.roster),):
         if path is not None and not path.is_file():
             fail(f"{option} {path} is not a file: give the CSV of the class list.")
@@ -237,8 +247,8 @@ def _grade(args, server) -> int:
     assignment = lookup(registry, args.assignment)
     server.warm_up(*warm_up(assignment))  # the clean parent warms up while the assignment is validated
     validated(assignment, registry.origins, args.seed)
-    INTERRUPTED[0] = (f"Stopped. Every submission graded before now is saved in {args.out}: run the same command "
-                      f"again to grade the rest.")
+    INTERRUPTED[0] = (f"Stopped. Every submission graded before now is saved in {args.out}: run the same "
+                      f"command again to grade the rest.")
     try:
         graded = grade(assignment, args.submissions, args.out, args.force, args.jobs, limits, args.seed,
                        progress=not args.quiet, server=server, extras=args.extra)
@@ -256,8 +266,8 @@ def tell_instructor(graded) -> None:
     """What needs a look, on stderr whatever --quiet says: files that could not be read, zip entries
     refused, the class report."""
     if graded.unreadable:
-        print(f"autograder: {len(graded.unreadable)} submission(s) could not be read and score 0 (see report.html):",
-              file=sys.stderr)
+        print(f"autograder: {len(graded.unreadable)} submission(s) could not be read and score 0 "
+              f"(see report.html):", file=sys.stderr)
         for line in graded.unreadable:
             print("  " + line, file=sys.stderr)
     for warning in graded.warnings:
@@ -265,7 +275,8 @@ def tell_instructor(graded) -> None:
 
 
 def export_canvas(graded: Path, out: Path, roster: Path | None, column: str | None = None,
-                  id_column: str | None = None, out_of: float | None = None, policy: str = config.POLICY) -> int:
+                  id_column: str | None = None, out_of: float | None = None,
+                  policy: str = config.POLICY) -> int:
     from autograder.report.export import ExportError, describe
     from autograder.report.export import export_canvas as write
 
@@ -305,8 +316,9 @@ def cmd_gradescope(args) -> int:
     hidden = sum(1 for p in assignment.problems for c in p.checks if p.hidden or c in p.hidden_checks)
     print(f"{args.out}: Gradescope autograder for {assignment.name} ({len(assignment.problems)} problems, "
           f"{assignment.max_score:g} points, {hidden} hidden check(s), {len(names)} files).")
-    print("On Gradescope: create a Programming Assignment, Configure Autograder, upload this zip (Ubuntu 22.04 "
-          "or 24.04 base image), then Test Autograder with a notebook. docs/instructors.md has the steps.")
+    print("On Gradescope: create a Programming Assignment, Configure Autograder, upload this zip "
+          "(Ubuntu 22.04 or 24.04 base image), then Test Autograder with a notebook. "
+          "docs/instructors.md has the steps.")
     return 0
 
 
@@ -318,7 +330,8 @@ def print_summary(graded, out: Path) -> None:
     for column in ("submission", "score", "graded", "feedback"):
         table.add_column(column)
     for g in graded:
-        time = "already graded" if g.skipped else f"{g.seconds:.2f} s ({g.reason})" if g.reason else f"{g.seconds:.2f} s"
+        time = ("already graded" if g.skipped else f"{g.seconds:.2f} s ({g.reason})" if g.reason
+                else f"{g.seconds:.2f} s")
         table.add_row(g.submission, f"{g.score:g}/{g.max_score:g}", time, str(g.feedback))
     Console(stderr=False).print(table)
     print(f"grades: {out / 'grades.csv'}")

@@ -32,8 +32,8 @@ PRELOAD = ("autograder.inline", "autograder.measure.graphs")
 # On Gradescope only, on top: the modules notebooks commonly import. There Python's packages may not be
 # world-readable (run.py warns), and then a worker imports only what was loaded before it; locally a worker
 # reads them, and matplotlib's 0.4 s import would delay every batch's first worker.
-GRADESCOPE_PRELOAD = ("traceback", "json", "inspect", "math", "random", "itertools", "functools", "collections",
-                      "copy", "pickle", "matplotlib", "matplotlib.pyplot")
+GRADESCOPE_PRELOAD = ("traceback", "json", "inspect", "math", "random", "itertools", "functools",
+                      "collections", "copy", "pickle", "matplotlib", "matplotlib.pyplot")
 
 # -- inputs --------------------------------------------------------------------------------------------
 SEED = 0  # the same seed gives the same inputs, so the same results, on every machine

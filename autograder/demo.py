@@ -21,7 +21,8 @@ def run(out: Path) -> int:
         print(f"graded in {time.monotonic() - start:.1f} s")
         if status:
             return status
-    print(f"\nOpen the feedback pages in a browser, e.g. {out.resolve() / 'custom-functions' / 'bob' / 'feedback.html'}")
+    print(f"\nOpen the feedback pages in a browser, e.g. "
+          f"{out.resolve() / 'custom-functions' / 'bob' / 'feedback.html'}")
     return 0
 
 

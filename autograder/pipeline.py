@@ -115,17 +115,17 @@ def cell_hint(error: dict) -> str:
     """Why the code after a failing cell never ran, in a sentence naming the cause."""
     cell, kind, text = error.get("index"), str(error.get("type", "")), str(error.get("error", ""))
     if kind == "SystemExit":
-        return (f" Cell {cell} called sys.exit() or exit() (SystemExit), which ends the program: nothing after "
-                f"it in that cell ran. Remove the call.")
+        return (f" Cell {cell} called sys.exit() or exit() (SystemExit), which ends the program: "
+                f"nothing after it in that cell ran. Remove the call.")
     if kind == "MemoryError":
-        return (f" Cell {cell} ran out of memory (MemoryError: it reached the grader's memory limit), so nothing "
-                f"after that point ran.")
+        return (f" Cell {cell} ran out of memory (MemoryError: it reached the grader's memory limit), "
+                f"so nothing after that point ran.")
     if kind == "RecursionError":
         return (f" Cell {cell} recursed without end (RecursionError: maximum recursion depth exceeded), so "
                 f"nothing after that point ran.")
     if kind == "BlockingIOError" and "Resource temporarily unavailable" in text:
-        return (f" Cell {cell} could not start another process (BlockingIOError): it reached the grader's limit "
-                f"on processes, e.g. by forking without end, so nothing after that point ran.")
+        return (f" Cell {cell} could not start another process (BlockingIOError): it reached the grader's "
+                f"limit on processes, e.g. by forking without end, so nothing after that point ran.")
     return f" Cell {cell} raised an error ({kind or 'see below'}; see below), which may be why."
 
 
@@ -133,14 +133,15 @@ def _judged(problem, data: dict, seed: int) -> list[CheckResult]:
     """The judge's verdicts on data from a worker, which is untrusted: anything malformed, or not one
     measurement per case, fails the problem instead of stopping the batch (or passing unmeasured checks)."""
     try:
-        if "cases" in data and (not isinstance(data["cases"], list) or len(data["cases"]) != len(problem.cases)):
-            raise ValueError(f"{len(data['cases']) if isinstance(data['cases'], list) else 'no'} measured cases "
-                             f"for {len(problem.cases)}")
+        if "cases" in data and (not isinstance(data["cases"], list)
+                                or len(data["cases"]) != len(problem.cases)):
+            raise ValueError(f"{len(data['cases']) if isinstance(data['cases'], list) else 'no'} "
+                             f"measured cases for {len(problem.cases)}")
         return judge(problem, data, seed)
     except Exception as error:  # noqa: BLE001 - judge() catches the usual errors; this is the backstop
         verdicts = Verdicts(problem)
-        verdicts.fail_all(f"The grader could not read what {problem.lookup} produced ({type(error).__name__}: "
-                          f"{str(error)[:200]}); it is treated as wrong.")
+        verdicts.fail_all(f"The grader could not read what {problem.lookup} produced "
+                          f"({type(error).__name__}: {str(error)[:200]}); it is treated as wrong.")
         return verdicts.results({})
 
 
@@ -162,7 +163,8 @@ def verdicts_for(assignment: Assignment, outcome: Outcome, seed: int) -> list[Ch
     return results
 
 
-def _contained(assignment: Assignment, sub: Submission, outcome: Outcome | None, seed: int) -> list[CheckResult]:
+def _contained(assignment: Assignment, sub: Submission, outcome: Outcome | None,
+               seed: int) -> list[CheckResult]:
     """The verdicts on one submission; a failure of the grader's own while judging it fails that
     submission with the cause, never the batch."""
     try:
@@ -170,7 +172,8 @@ def _contained(assignment: Assignment, sub: Submission, outcome: Outcome | None,
             return failed_everywhere(assignment, sub.error)
         return verdicts_for(assignment, outcome, seed)
     except Exception as error:  # noqa: BLE001 - one submission never stops a batch
-        return failed_everywhere(assignment, f"The grader failed while judging this submission ({type(error).__name__}: "
+        return failed_everywhere(assignment, f"The grader failed while judging this submission "
+                                             f"({type(error).__name__}: "
                                              f"{str(error)[:200]}); it is scored 0. Tell your instructor.")
 
 

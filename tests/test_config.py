@@ -11,10 +11,10 @@ from autograder.sandbox import Limits
 
 def test_limits_take_their_defaults_from_config():
     limits = Limits()
-    assert (limits.load_seconds, limits.problem_seconds, limits.memory_bytes, limits.processes, limits.file_bytes,
-            limits.open_files, limits.output_bytes) == (config.LOAD_SECONDS, config.PROBLEM_SECONDS,
-                                                        config.MEMORY_BYTES, config.PROCESSES, config.FILE_BYTES,
-                                                        config.OPEN_FILES, config.OUTPUT_BYTES)
+    assert (limits.load_seconds, limits.problem_seconds, limits.memory_bytes, limits.processes,
+            limits.file_bytes, limits.open_files, limits.output_bytes) == \
+        (config.LOAD_SECONDS, config.PROBLEM_SECONDS, config.MEMORY_BYTES, config.PROCESSES,
+         config.FILE_BYTES, config.OPEN_FILES, config.OUTPUT_BYTES)
 
 
 def test_command_line_defaults_are_config():
@@ -23,8 +23,8 @@ def test_command_line_defaults_are_config():
     assert (grade.load_timeout, grade.problem_timeout, grade.seed, grade.policy) == \
         (config.LOAD_SECONDS, config.PROBLEM_SECONDS, config.SEED, config.POLICY)
     gradescope = parser.parse_args(["gradescope", "--assignment", "a", "--out", "a.zip"])
-    assert (gradescope.visibility, gradescope.hidden_visibility, gradescope.output_format, gradescope.load_timeout,
-            gradescope.problem_timeout, gradescope.seed) == \
+    assert (gradescope.visibility, gradescope.hidden_visibility, gradescope.output_format,
+            gradescope.load_timeout, gradescope.problem_timeout, gradescope.seed) == \
         (config.VISIBILITY, config.HIDDEN_VISIBILITY, config.OUTPUT_FORMAT, config.LOAD_SECONDS,
          config.PROBLEM_SECONDS, config.SEED)
 

@@ -28,7 +28,8 @@ def test_warm_up_is_the_same_for_every_caller():
 def test_pipeline_grades_and_fails_unreadable_without_a_worker():
     assignment = find_assignment("custom-functions")
     right = Submission("alice", EXAMPLES / "alice.py", [(EXAMPLES / "alice.py").read_text()], sha256="a" * 64)
-    broken = Submission("erin", EXAMPLES / "erin.ipynb", error="erin.ipynb is not a readable Jupyter notebook.")
+    broken = Submission("erin", EXAMPLES / "erin.ipynb",
+                        error="erin.ipynb is not a readable Jupyter notebook.")
     with Pipeline(assignment, workers=1) as pipeline:
         graded = list(pipeline.grade([right, broken]))
     (first, failed), (second, ok) = graded

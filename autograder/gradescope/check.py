@@ -47,7 +47,8 @@ def check(root: Path) -> int:
         print(f"autograder: NOT ready to grade: {wrong}", file=sys.stderr)
         return 1
     print(f"autograder: ready to grade {assignment.name} ({len(assignment.problems)} problems, "
-          f"{assignment.max_score:g} points) with torch {torch.__version__}, output {settings.output_format}: "
+          f"{assignment.max_score:g} points) with torch {torch.__version__}, "
+          f"output {settings.output_format}: "
           f"an answer computing each reference passes every check, a wrong one fails, and a worker graded an "
           f"untouched notebook 0/{assignment.max_score:g}")
     return 0
@@ -59,7 +60,8 @@ def _grade_untouched(assignment, settings: Settings) -> str:
     from autograder.pipeline import Pipeline
 
     untouched = Submission("untouched", None, untouched_notebook(assignment))
-    with Pipeline(assignment, settings.limits(), 1, settings.seed, preload=config.GRADESCOPE_PRELOAD) as pipeline:
+    with Pipeline(assignment, settings.limits(), 1, settings.seed,
+                  preload=config.GRADESCOPE_PRELOAD) as pipeline:
         (_, outcome), = pipeline.measure([untouched])
         missing = [p.name for p in assignment.problems if p.name not in outcome.data]
         if missing:

@@ -61,11 +61,13 @@ def render_test(r, fmt: str, pictures: Pictures, graphs_shown: set[str]) -> str:
     for figure in r.figures if not r.passed and fmt != "text" else []:
         if figure.kind == "graphs":
             if r.problem in graphs_shown:
-                blocks.append(("p", f"(The graphs of {r.problem}'s backward are shown under an earlier check.)"))
+                blocks.append(("p", (f"(The graphs of {r.problem}'s backward are shown under an "
+                                     f"earlier check.)")))
                 continue
             graphs_shown.add(r.problem)
         drawn = picture(figure)
-        images = [(caption, pictures.take(png), width, height) for caption, png, width, height in figure_pngs(drawn)]
+        images = [(caption, pictures.take(png), width, height)
+                  for caption, png, width, height in figure_pngs(drawn)]
         blocks.append(("figure", (drawn, images)))
     if r.details:
         blocks.append(("pre", strip_grader_frames(r.details)))
@@ -90,7 +92,8 @@ def summary(assignment, files: list[Graded], chosen: list, source: dict[str, str
             continue
         failed = [r.check for r in mine if not r.passed]
         state = "every check passes" if not failed else "failed: " + ", ".join(failed)
-        lines.append(f"{problem.name}: {sum(r.score for r in mine):g}/{sum(r.max_score for r in mine):g}, {state}"
+        lines.append(f"{problem.name}: {sum(r.score for r in mine):g}/"
+                     f"{sum(r.max_score for r in mine):g}, {state}"
                      + (f" (from {source[problem.name]})" if len(files) > 1 else ""))
     blocks.append(("list", lines))
     if not files:
@@ -100,16 +103,18 @@ def summary(assignment, files: list[Graded], chosen: list, source: dict[str, str
         names = ", ".join(f.submission for f in files)
         blocks.append(("p", f"Graded {names}." + (" With several files, each problem is graded from the file "
                                                   "where it scored best." if len(files) > 1 else "")))
-    blocks.append(("p", ("Each test below is one check. A failed check says what is wrong and, where it helps, "
-                        "shows heat maps of your numbers next to the right ones (the difference is white where "
-                        "you are right) and the autograd graph your backward built next to the reference's. "
+    blocks.append(("p", ("Each test below is one check. A failed check says what is wrong and, where it "
+                        "helps, shows heat maps of your numbers next to the right ones (the difference is "
+                        "white where you are right) and the autograd graph your backward built next to the "
+                        "reference's. "
                         "check(Name) in your notebook gives the same verdicts while you work.")))
     if skipped_pictures:
         blocks.append(("p", (f"{skipped_pictures} picture(s) were left out to keep these results small; "
                             f"check() in your notebook draws them all.")))
     for f in files:
         for cell in f.cell_errors:
-            blocks.append(("p", f"{f.submission}: cell {cell['index']} raised an error; later cells still ran."))
+            blocks.append(("p", (f"{f.submission}: cell {cell['index']} raised an error; "
+                                 f"later cells still ran.")))
             blocks.append(("pre", strip_grader_frames(str(cell["error"]))[-MAX_CELL_ERROR:]))
         if f.output.strip():
             text = f.output if len(f.output) <= MAX_PRINTED else f.output[:MAX_PRINTED] + "\n[... cut ...]"

@@ -26,7 +26,8 @@ def results_document(assignment, files: list[Graded], settings: Settings, second
     from autograder.pipeline import failed_everywhere
 
     fmt = settings.output_format
-    chosen, source = combine(assignment, files) if files else (failed_everywhere(assignment, NOTHING_FOUND), {})
+    chosen, source = (combine(assignment, files) if files
+                      else (failed_everywhere(assignment, NOTHING_FOUND), {}))
     pictures = Pictures(settings.picture_bytes)
     graphs_shown: set[str] = set()
     # Tests students may see are drawn first, so the picture budget goes to them before hidden ones.
@@ -34,6 +35,7 @@ def results_document(assignment, files: list[Graded], settings: Settings, second
                for i in sorted(range(len(chosen)), key=lambda i: chosen[i].hidden)}
     extra = {"assignment": assignment.name, "seed": settings.seed,
              "files": [{"file": f.submission, "sha256": f.sha256, "score": f.score} for f in files]}
-    return gradescope_results(chosen, [outputs[i] for i in range(len(chosen))], [p.name for p in assignment.problems],
+    return gradescope_results(chosen, [outputs[i] for i in range(len(chosen))],
+                              [p.name for p in assignment.problems],
                               summary(assignment, files, chosen, source, fmt, pictures.skipped), fmt,
                               settings.visibility, settings.hidden_visibility, seconds, extra)

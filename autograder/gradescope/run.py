@@ -66,7 +66,8 @@ def run(root: Path) -> int:
         if server is not None:
             server.close()
     write_results(results_path, document, indent=1)
-    print(f"autograder: wrote {results_path} (score {document['score']:g}) in {time.monotonic() - started:.1f} s")
+    print(f"autograder: wrote {results_path} (score {document['score']:g}) "
+          f"in {time.monotonic() - started:.1f} s")
     return 0
 
 
@@ -83,7 +84,8 @@ def _graded(root: Path, settings: Settings, assignment, server, started: float) 
     from autograder.pipeline import Pipeline, Private
 
     print(f"autograder: {assignment.name} from {Path(autograder.__file__).parent}, Python {sys.executable}")
-    if not world_readable(Path(sys.executable)) or not world_readable(Path(importlib.import_module("torch").__file__)):
+    if (not world_readable(Path(sys.executable))
+            or not world_readable(Path(importlib.import_module("torch").__file__))):
         print("autograder: warning: Python or its packages are not world-readable; students' code can import "
               "only what the grader loaded first (setup.sh installs them where every user may read).")
     with Pipeline(assignment, settings.limits(), None, settings.seed, server, Private([root]),
@@ -95,10 +97,12 @@ def _graded(root: Path, settings: Settings, assignment, server, started: float) 
             found.close()
         files = {}
         for sub, graded in pipeline.grade(subs):
-            name = sub.path.relative_to(root / "submission").as_posix() if sub.path is not None else "submission"
+            name = (sub.path.relative_to(root / "submission").as_posix() if sub.path is not None
+                    else "submission")
             files[sub.id] = dataclasses.replace(graded, submission=name)
             if not sub.error:
-                print(f"autograder: {name}: {graded.score:g}/{assignment.max_score:g} in {graded.seconds:.1f} s")
+                print(f"autograder: {name}: {graded.score:g}/{assignment.max_score:g} "
+                      f"in {graded.seconds:.1f} s")
     return results_document(assignment, [files[s.id] for s in subs], settings, time.monotonic() - started)
 
 
@@ -106,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     from autograder.gradescope.check import check
 
     parser = argparse.ArgumentParser(prog="python -m autograder.gradescope",
-                                     description="The Gradescope side of the autograder (run_autograder, setup.sh).")
+                                     description="The Gradescope side of the autograder "
+                                                 "(run_autograder, setup.sh).")
     parser.add_argument("command", choices=("run", "check"))
     parser.add_argument("--root", type=Path, default=Path(os.environ.get(ROOT_ENV, config.GRADESCOPE_ROOT)),
                         help=f"Gradescope's root folder (default: ${ROOT_ENV} or {config.GRADESCOPE_ROOT})")

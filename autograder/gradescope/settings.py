@@ -21,7 +21,8 @@ class Settings:
     extra: list[str] = field(default_factory=list)  # private extension files, inside source/extra/
     visibility: str = config.VISIBILITY  # of the tests students may see
     hidden_visibility: str = config.HIDDEN_VISIBILITY  # of hidden problems and checks
-    output_format: str = config.OUTPUT_FORMAT  # html (pictures as PNG), md (pictures as PNG), text (no pictures)
+    # html (pictures as PNG), md (pictures as PNG), text (no pictures)
+    output_format: str = config.OUTPUT_FORMAT
     load_seconds: float = config.LOAD_SECONDS
     problem_seconds: float = config.PROBLEM_SECONDS
     seed: int = config.SEED
@@ -40,7 +41,8 @@ class Settings:
         /autograder/source (mode 700: the grader, the references, hidden problems) is closed to them."""
         from autograder.sandbox import Limits
 
-        return Limits(load_seconds=self.load_seconds, problem_seconds=self.problem_seconds, keep_read_search=False)
+        return Limits(load_seconds=self.load_seconds, problem_seconds=self.problem_seconds,
+                      keep_read_search=False)
 
     @classmethod
     def read(cls, path: Path) -> Settings:

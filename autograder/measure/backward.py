@@ -58,7 +58,8 @@ def backward_case(problem, obj, namespace: dict, encoded: list[Any], seed: int, 
     if "vjp" in case and sum(1 for a in encoded if differentiable(a)) > 1:
         case["subsets"] = _subsets(problem, obj, encoded, d.v, recorded)
     if problem.all_outputs and "vjp" in case:
-        case["extra_outputs"] = _extra_outputs(problem, namespace.get(problem.all_outputs), encoded, seed, index)
+        case["extra_outputs"] = _extra_outputs(problem, namespace.get(problem.all_outputs), encoded, seed,
+                                               index)
 
 
 def _subsets(problem, obj, encoded: list[Any], v: list[float], recorded: list) -> list[dict]:
@@ -105,7 +106,8 @@ def _extra_outputs(problem, function, encoded: list[Any], seed: int, index: int)
         return []
     del args, tensors
     for j in range(1, min(len(outputs), 6)):
-        d = projections.directions(seed, 1000 * (index + 1) + j, outputs[j].numel(), tuple(tensor_sizes(encoded)))
+        d = projections.directions(seed, 1000 * (index + 1) + j, outputs[j].numel(),
+                                   tuple(tensor_sizes(encoded)))
         entry: dict[str, Any] = {"output": j}
         try:
             args = decode_args(encoded)
@@ -173,7 +175,8 @@ def torch_checks(problem, obj, encoded: list[Any], seed: int = 0, worth: set[str
     disagree (`worth`): shown to the student as PyTorch's own words; the verdicts are computed by the
     judge, not taken from here."""
     says = {}
-    checks = [("gradcheck", T.gradcheck)] + ([("gradgradcheck", T.gradgradcheck)] if problem.double_backward else [])
+    checks = [("gradcheck", T.gradcheck)] + ([("gradgradcheck", T.gradgradcheck)] if problem.double_backward
+                                             else [])
     for name, run in checks:
         if worth is not None and name not in worth:
             continue
@@ -181,8 +184,8 @@ def torch_checks(problem, obj, encoded: list[Any], seed: int = 0, worth: set[str
             with T.fork_rng(devices=[]):  # gradgradcheck draws random grad_outputs: same seed, same words
                 T.manual_seed(seed)
                 args = decode_args(encoded)
-                run(lambda *a, like=args: _plain_result(call(problem, obj, with_kwargs(list(a), like))), tuple(args),
-                    eps=EPS, atol=1e-5, raise_exception=True)
+                run(lambda *a, like=args: _plain_result(call(problem, obj, with_kwargs(list(a), like))),
+                    tuple(args), eps=EPS, atol=1e-5, raise_exception=True)
             says[name] = "passed"
         except BaseException as error:  # noqa: BLE001
             says[name] = f"{T.type(error).__name__}: {str(error)[:MAX_TEXT]}"

@@ -14,8 +14,8 @@ import torch
 from autograder.measure.captured import T
 
 # Tensors of another dtype than float64 are passed as they are, constants: no gradient is asked for them.
-_DTYPES = {name: getattr(torch, name) for name in ("float64", "float32", "float16", "bfloat16", "int64", "int32",
-                                                     "int16", "int8", "uint8", "bool", "complex128")}
+_DTYPES = {name: getattr(torch, name) for name in ("float64", "float32", "float16", "bfloat16", "int64",
+                                                     "int32", "int16", "int8", "uint8", "bool", "complex128")}
 
 
 def encode_args(args: list[Any], kwargs: dict | None = None) -> list[Any]:

@@ -156,7 +156,8 @@ def forward_case(problem, obj, encoded: list[Any]) -> dict:
     case["output"] = {"type": "Tensor", **plain(out), "has_grad_fn": out.grad_fn is not None}
     node = _node_of(out)
     case["saved"] = [_kind_of(t, args, node, out) for t in log.tensors[:20]]
-    case["ctx_tensors"] = _ctx_tensors(node, args, out) if node is not None and _is_function_node(node) else []
+    case["ctx_tensors"] = (_ctx_tensors(node, args, out) if node is not None and _is_function_node(node)
+                           else [])
     return case
 
 

@@ -32,7 +32,8 @@ MAX_EDGES = 4 * MAX_NODES
 MAX_LABEL = 80
 NO_DOT = ("Graphviz's `dot` program is not installed, so check() and draw() show autograd graphs as text "
           "(verdicts and heat maps are unchanged). To see the graphs, install Graphviz: "
-          "`!apt-get install -y graphviz` in a Colab cell, `sudo apt-get install graphviz` on Debian or Ubuntu, "
+          "`!apt-get install -y graphviz` in a Colab cell, "
+          "`sudo apt-get install graphviz` on Debian or Ubuntu, "
           "`brew install graphviz` on macOS, `conda install -c conda-forge graphviz` in a conda environment, "
           "`winget install graphviz` on Windows; then restart the kernel.")
 NO_GRAPHVIZ = ("The Python package `graphviz` is not installed, so check() and draw() show autograd graphs "
@@ -253,7 +254,8 @@ def digraph(graph: Graph):
                    "height": "0.2", "fontname": "monospace"},
     )
     for node, label, kind in graph.nodes:  # escape(): never an HTML-like label, backslashes literal
-        dot.node(graphviz.escape(node), graphviz.escape(plain_label(label)), fillcolor=COLOURS.get(kind, "white"))
+        dot.node(graphviz.escape(node), graphviz.escape(plain_label(label)),
+                 fillcolor=COLOURS.get(kind, "white"))
     for tail, head, style in graph.edges:
         dot.edge(graphviz.escape(tail), graphviz.escape(head), **EDGE_STYLES.get(style, {}))
     return dot
@@ -283,7 +285,8 @@ def text_svg(graph: Graph, heading: str = COULD_NOT) -> str:
             f'font-family="monospace" font-size="11">{texts}</svg>')
 
 
-def draw(*roots, params: dict | None = None, show_saved: bool = False, show_attrs: bool = False, **tensors) -> Graph:
+def draw(*roots, params: dict | None = None, show_saved: bool = False, show_attrs: bool = False,
+         **tensors) -> Graph:
     """torchviz.make_dot with stable node names, so that a notebook's output is the same on every run.
 
         draw(grad_x=grad_x, x=x, out=out)      # name the tensors: each named tensor is labelled
@@ -295,5 +298,6 @@ def draw(*roots, params: dict | None = None, show_saved: bool = False, show_attr
     """
     if roots:
         root = roots[0] if len(roots) == 1 else tuple(roots)
-        return make_dot(root, params=dict(params or {}, **tensors), show_saved=show_saved, show_attrs=show_attrs)
+        return make_dot(root, params=dict(params or {}, **tensors), show_saved=show_saved,
+                        show_attrs=show_attrs)
     return graph_of(show_saved=show_saved, **tensors)

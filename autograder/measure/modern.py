@@ -19,7 +19,8 @@ from autograder.measure.encoding import decode_args, make, plain
 
 _M = SimpleNamespace(dual_level=forward_ad.dual_level, make_dual=forward_ad.make_dual,
                      unpack_dual=forward_ad.unpack_dual, vmap=torch.func.vmap, grad=torch.func.grad,
-                     opcheck=torch.library.opcheck, stack=torch.stack, isinstance=isinstance, Tensor=torch.Tensor)
+                     opcheck=torch.library.opcheck, stack=torch.stack, isinstance=isinstance,
+                     Tensor=torch.Tensor)
 
 
 def measure_extra(problem, obj, encoded_cases: list[list[Any]]) -> dict:

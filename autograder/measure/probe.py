@@ -55,8 +55,10 @@ def learner_names(problem, obj: Any, namespace: dict) -> dict:
     names: dict[str, list[str]] = {}
     with contextlib.suppress(BaseException):
         if problem.kind == "function":
-            own_context = getattr(obj, "setup_context", None) is not getattr(T.Function, "setup_context", None)
-            names["forward"], names["optional"] = _parameters(getattr(obj, "forward", None), 0 if own_context else 1)
+            own_context = (getattr(obj, "setup_context", None)
+                           is not getattr(T.Function, "setup_context", None))
+            names["forward"], names["optional"] = _parameters(getattr(obj, "forward", None),
+                                                              0 if own_context else 1)
         else:
             names["forward"], names["optional"] = _parameters(obj, 0)
         owner = obj if problem.kind == "function" else namespace.get(problem.all_outputs or "")
@@ -82,7 +84,8 @@ def measure(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int 
     data["names"] = learner_names(problem, obj, namespace)
     data["parts"] = []
     recorded: list[Any] = []
-    backward_owner = obj if problem.kind == "function" else namespace.get(next(iter(problem.also_functions), ""))
+    backward_owner = (obj if problem.kind == "function"
+                      else namespace.get(next(iter(problem.also_functions), "")))
     own = checks.measurements(problem)
 
     def done(part: str) -> None:
@@ -102,7 +105,8 @@ def measure(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int 
         if problem.double_backward:
             d_cases = [(i, c) for i, c in enumerate(cases) if "vjp" in c]
             for i, case in d_cases:
-                case["second"] = second_projections(problem, obj, encoded_cases[i], directions_of(case, seed, i))
+                case["second"] = second_projections(problem, obj, encoded_cases[i],
+                                                    directions_of(case, seed, i))
         for check, measure_check in own.get("second", []):
             data.setdefault("checks", {})[check] = measure_check(problem, obj, namespace, encoded_cases, seed)
         done("second")
@@ -129,11 +133,13 @@ def explain(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int,
         try:
             i, first, second = int(entry[0]), bool(entry[1]), bool(entry[2])
             case = cases[i]
-            found["cases"][str(i)] = explain_case(problem, obj, encoded_cases[i], seed, i, first, second, case)
+            found["cases"][str(i)] = explain_case(problem, obj, encoded_cases[i], seed, i, first, second,
+                                                  case)
         except (IndexError, TypeError, ValueError, KeyError):
             continue
     if found["cases"]:
-        names = (measured.get("names") or {}).get("forward") if isinstance(measured.get("names"), dict) else None
+        names = ((measured.get("names") or {}).get("forward") if isinstance(measured.get("names"), dict)
+                 else None)
         found["graph"] = backward_graph(problem, obj, encoded_cases[0], names)
     return found
 

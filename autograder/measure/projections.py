@@ -95,7 +95,8 @@ def close(actual: float, expected: float, rtol: float, atol: float) -> bool:
 
 # The tolerances in force: a problem may set its own (Problem.tolerance, .gradcheck_tolerance), which the
 # judge puts in force while it judges that problem (`tolerances`).
-_IN_FORCE: list[tuple[tuple[float, float], tuple[float, float]]] = [((RTOL, ATOL), (GRADCHECK_RTOL, GRADCHECK_ATOL))]
+_IN_FORCE: list[tuple[tuple[float, float], tuple[float, float]]] = [((RTOL, ATOL),
+                                                                     (GRADCHECK_RTOL, GRADCHECK_ATOL))]
 
 
 @contextmanager
@@ -122,14 +123,16 @@ def all_close(actual: list, expected: list, rtol: float | None = None, atol: flo
     if rtol is None or atol is None:
         rtol, atol = reference_tolerance()
     if isinstance(actual, list) and isinstance(expected, list):
-        return len(actual) == len(expected) and all(all_close(a, e, rtol, atol) for a, e in zip(actual, expected))
+        return len(actual) == len(expected) and all(all_close(a, e, rtol, atol)
+                                                    for a, e in zip(actual, expected))
     try:
         return close(float(actual), float(expected), rtol, atol)
     except (TypeError, ValueError):
         return False
 
 
-def gradcheck_pairs(vjps: list[list[list[float]]], fd: list[float], d: Directions) -> list[tuple[float, float]]:
+def gradcheck_pairs(vjps: list[list[list[float]]], fd: list[float],
+                    d: Directions) -> list[tuple[float, float]]:
     """vᵀJu and v2ᵀJu, each from backward (the vector-Jacobian products along u) and from finite
     differences of forward (fd = Ju, the change of the output along u): two questions for two forward
     calls, so that an error one of them happens to cancel out is caught by the other."""

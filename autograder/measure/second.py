@@ -48,8 +48,8 @@ def second_projections(problem, obj, encoded: list[Any], d: projections.Directio
         sizes = [t.numel() for t in tensors] + [v.numel()]
         live = [(g, w) for g, w in zip(grads, d.w) if g is not None and g.grad_fn is not None]
         if live:
-            found = grad([g for g, _ in live], tensors + [v], [make(list(g.shape), w, False) for g, w in live],
-                         allow_unused=True)
+            found = grad([g for g, _ in live], tensors + [v],
+                         [make(list(g.shape), w, False) for g, w in live], allow_unused=True)
             result["hvp"] = [flat(h, n) for h, n in zip(found, sizes)]
         else:
             result["hvp"] = [[0.0] * n for n in sizes]

@@ -42,7 +42,8 @@ _HOT_CLASSES = (torch.Tensor, torch.autograd.Function)
 
 
 def _protected(name: str) -> bool:
-    return name in _PROTECTED_MODULES or any(name == p or name.startswith(p + ".") for p in _PROTECTED_PREFIXES)
+    return name in _PROTECTED_MODULES or any(name == p or name.startswith(p + ".")
+                                             for p in _PROTECTED_PREFIXES)
 
 
 def _version_reader():
@@ -84,7 +85,8 @@ class _Saved:
         self.classes = [(c, _class_dict(c), dict(vars(c))) for c in classes]
         self.functions = [(f, f.__code__, f.__defaults__, f.__kwdefaults__) for f in functions]
         self.instances = [(vars(o), dict(vars(o))) for o in instances]
-        dicts = [d for d, _ in self.modules] + [d for _, d, _ in self.classes] + [d for d, _ in self.instances]
+        dicts = ([d for d, _ in self.modules] + [d for _, d, _ in self.classes]
+                 + [d for d, _ in self.instances])
         self.versions = {id(d): _VERSION(d) for d in dicts} if _VERSION else {}
 
     # The builtins it needs are bound here, so that patching them (or `T`) cannot stop the restoring.
@@ -165,12 +167,15 @@ class Snapshot:
     Taken in the worker before the submission's first cell, so it is what the trusted grader had."""
 
     def __init__(self):
-        modules = [m for n, m in list(sys.modules.items()) if isinstance(m, types.ModuleType) and _protected(n)]
+        modules = [m for n, m in list(sys.modules.items())
+                   if isinstance(m, types.ModuleType) and _protected(n)]
         own = [sys.modules[n] for n in _HOT_MODULES if n in sys.modules and n.startswith("autograder")]
-        hot = own + [sys.modules[n] for n in _HOT_MODULES if n in sys.modules and not n.startswith("autograder")]
+        hot = own + [sys.modules[n] for n in _HOT_MODULES
+                     if n in sys.modules and not n.startswith("autograder")]
         classes, functions, instances = _contents(modules)
         _, own_functions, own_instances = _contents(own)
-        self.all = _Saved(modules, classes + [c for c in _HOT_CLASSES if c not in classes], functions, instances)
+        self.all = _Saved(modules, classes + [c for c in _HOT_CLASSES if c not in classes], functions,
+                          instances)
         self.hot = _Saved(hot, _HOT_CLASSES, own_functions, own_instances)
         self.recursion_limit = sys.getrecursionlimit()
         self.keep: list[Any] = []

@@ -60,7 +60,8 @@ def summarize(problems: list[str], rows: list[tuple[str, dict]]) -> dict:
             scores[problem] += test.get("score", 0)
             passed = test.get("status", "passed" if test.get("score") else "failed") == "passed"
             entry = checks.setdefault(test.get("name", ""), {"problem": problem, "check": check, "passed": 0,
-                                                             "failed": 0, "hidden": test.get("visibility") == "hidden"})
+                                                             "failed": 0,
+                                                             "hidden": test.get("visibility") == "hidden"})
             entry["passed" if passed else "failed"] += 1
             if passed or status in NOT_LOADED:
                 continue
@@ -93,15 +94,18 @@ def bars_svg(counts: dict[str, int], label: str, width: int = 420) -> str:
     top = max(counts.values()) or 1
     bar = max(8, min(48, (width - 40) // max(1, len(keys))))
     height, base = 150, 120
-    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(240, 40 + bar * len(keys))}" height="{height}" '
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(240, 40 + bar * len(keys))}" '
+              f'height="{height}" '
               f'font-family="sans-serif" font-size="10" role="img" aria-label="{escape(label)}">')]
     for i, key in enumerate(keys):
         h = round(100 * counts[key] / top)
         x = 30 + i * bar
         parts.append(f'<rect x="{x}" y="{base - h}" width="{bar - 3}" height="{h}" fill="#4a78b5">'
                      f'<title>{escape(str(key))} points: {counts[key]}</title></rect>')
-        parts.append(f'<text x="{x + (bar - 3) / 2}" y="{base - h - 3}" text-anchor="middle">{counts[key]}</text>')
-        parts.append(f'<text x="{x + (bar - 3) / 2}" y="{base + 12}" text-anchor="middle">{escape(str(key))}</text>')
+        parts.append(f'<text x="{x + (bar - 3) / 2}" y="{base - h - 3}" text-anchor="middle">'
+                     f'{counts[key]}</text>')
+        parts.append(f'<text x="{x + (bar - 3) / 2}" y="{base + 12}" text-anchor="middle">'
+                     f'{escape(str(key))}</text>')
     parts.append(f'<text x="30" y="{base + 26}" fill="#555">{escape(label)}</text></svg>')
     return "".join(parts)
 
@@ -123,10 +127,12 @@ def class_report(assignment, rows: list[tuple[str, dict]]) -> str:
     totals = data["totals"]
     charts = {p: bars_svg(counts, f"submissions per score in {p} (out of {maxima[p]:g})")
               for p, counts in data["problems"].items()}
-    embedded = json.dumps(data, sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    embedded = (json.dumps(data, sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e")
+                .replace("&", "\\u0026"))
     return templates().get_template("class_report.html.j2").render(
         assignment=assignment.name, max_score=assignment.max_score, data=data, maxima=maxima,
-        mean=sum(totals) / len(totals) if totals else 0.0, full=sum(1 for t in totals if t >= assignment.max_score),
+        mean=sum(totals) / len(totals) if totals else 0.0,
+        full=sum(1 for t in totals if t >= assignment.max_score),
         total_chart=bars_svg(_histogram(totals, assignment.max_score),
                              f"submissions per total score (out of {assignment.max_score:g})"),
         charts=charts, embedded=embedded)

@@ -124,9 +124,9 @@ def read_graded(folder: Path) -> tuple[list[Graded], str]:
     assignment = ""
     for g in graded:
         if not 0 <= g.score <= g.max_score:
-            raise ExportError(f"{path} says {g.submission} scored {g.score:g} out of {g.max_score:g}, which no "
-                              f"grade can be: grade the folder again (python -m autograder grade --out {folder} ...) "
-                              f"before exporting.")
+            raise ExportError(f"{path} says {g.submission} scored {g.score:g} out of {g.max_score:g}, "
+                              f"which no grade can be: grade the folder again "
+                              f"(python -m autograder grade --out {folder} ...) before exporting.")
         try:
             extra = json.loads((folder / g.submission / "results.json").read_text())["extra_data"]
         except (OSError, ValueError, KeyError, TypeError):
@@ -200,7 +200,8 @@ def match(graded: list[Graded], header: list[str], students: list[dict[str, str]
                 if found is not None:
                     break
             if found is None:
-                unmatched.append(g.submission if len(people_of(g)) == 1 else f"{g.submission} ({person.get('name')})")
+                unmatched.append(g.submission if len(people_of(g)) == 1
+                                 else f"{g.submission} ({person.get('name')})")
             elif g not in owners.get(found, []):
                 owners.setdefault(found, []).append(g)
     return owners, unmatched
@@ -212,7 +213,8 @@ def _points(score: float, max_score: float, out_of: float | None) -> str:
 
 
 def canvas_csv(graded: list[Graded], assignment: str, roster: Path | None = None, column: str | None = None,
-               id_column: str | None = None, out_of: float | None = None, policy: str = config.POLICY) -> Export:
+               id_column: str | None = None, out_of: float | None = None,
+               policy: str = config.POLICY) -> Export:
     """The Canvas gradebook import for these grades: one row per student (see the module's docstring)."""
     if not graded:
         raise ExportError("There are no graded submissions to export.")
@@ -248,7 +250,8 @@ def canvas_csv(graded: list[Graded], assignment: str, roster: Path | None = None
     for i, student in enumerate(students):
         mine = owners.get(i, [])
         if len(mine) > 1:
-            result.duplicates.append(f"{student.get('Student') or i + 1}: " + ", ".join(g.submission for g in mine))
+            result.duplicates.append(f"{student.get('Student') or i + 1}: "
+                                     + ", ".join(g.submission for g in mine))
         if not mine:
             result.missing.append(student.get("Student") or student.get(header[0], str(i + 1)))
         chosen = choose(mine, policy) if mine else None
@@ -259,7 +262,8 @@ def canvas_csv(graded: list[Graded], assignment: str, roster: Path | None = None
 
 
 def export_canvas(graded_folder: Path, out: Path, roster: Path | None = None, column: str | None = None,
-                  id_column: str | None = None, out_of: float | None = None, policy: str = config.POLICY) -> Export:
+                  id_column: str | None = None, out_of: float | None = None,
+                  policy: str = config.POLICY) -> Export:
     """Reads DIR/grades.csv and writes the Canvas import file (atomically)."""
     from autograder.report.files import write_atomic
 
@@ -276,8 +280,9 @@ def describe(result: Export, out: Path) -> str:
     """A few lines for the instructor: what was written, and what needs a look."""
     policy = ("the best score counts" if result.policy == "best" else
               "the latest submission counts (the best where the times are not known)")
-    lines = [(f"Canvas import: {out} ({result.rows} students, one row each, column {result.column!r}; when a "
-              f"student has several submissions {policy}: --policy). In Canvas: Grades > Import, choose this file.")]
+    lines = [(f"Canvas import: {out} ({result.rows} students, one row each, column {result.column!r}; "
+              f"when a student has several submissions {policy}: --policy). "
+              f"In Canvas: Grades > Import, choose this file.")]
     if result.unmatched:
         lines.append(f"Not in the roster (left out): {', '.join(result.unmatched)}.")
     if result.duplicates:

@@ -25,7 +25,8 @@ WHITE: RGB = (255, 255, 255)
 NAN: RGB = (0, 0, 0)  # black: NaN, or a value that is not a number at all
 FRAME: RGB = (153, 153, 153)  # the grey line around each panel
 
-MIN_CELL, MAX_CELL, SPAN = 8, 24, 360  # a square: 24 px for a small tensor, 360 px across at most, never under 8
+# a square: 24 px for a small tensor, 360 px across at most, never under 8
+MIN_CELL, MAX_CELL, SPAN = 8, 24, 360
 VALUE_CELL = (48, 22)  # a rectangle wide enough for the value printed in it (small tensors)
 
 DEFAULT_LEGEND = "Rows: entries of the output; columns: entries of the input."

@@ -74,7 +74,8 @@ def assert_within(score: float, max_score: float, what: str) -> None:
         raise ScoreAboveMaximum(f"{what} scored {score:g} out of {max_score:g}.")
 
 
-def results_json(results: list[CheckResult], summary: str, extra: dict, max_score: float | None = None) -> dict:
+def results_json(results: list[CheckResult], summary: str, extra: dict,
+                 max_score: float | None = None) -> dict:
     """Gradescope's results format: top-level score and tests, each with name, score, max_score,
     status and output; hidden checks carry visibility "hidden". No test, and not the total, may score
     above its maximum (ScoreAboveMaximum)."""
@@ -93,7 +94,8 @@ def results_json(results: list[CheckResult], summary: str, extra: dict, max_scor
 
 
 def gradescope_results(results: list[CheckResult], outputs: list[str], problems: list[str], summary: str,
-                       fmt: str, visibility: str, hidden_visibility: str, seconds: float, extra: dict) -> dict:
+                       fmt: str, visibility: str, hidden_visibility: str, seconds: float,
+                       extra: dict) -> dict:
     """Gradescope's results.json as run_autograder writes it: each test with its rendered output (in
     format fmt), numbered problem.check in the assignment's order and tagged with its problem, its
     visibility by whether it is hidden. No test, and not the total, may score above its maximum."""
@@ -130,14 +132,17 @@ def gradescope_results(results: list[CheckResult], outputs: list[str], problems:
 
 def gradescope_failure(reason: str, seconds: float) -> dict:
     """What students see when the grader itself failed: no score is invented for them."""
-    return {"score": 0.0, "execution_time": round(seconds, 3), "output_format": "text", "stdout_visibility": "hidden",
-            "output": "The autograder could not grade this submission because of a problem in the grader, not "
-                      "in your code. Your instructors can see what went wrong; they will regrade it. (" + reason + ")",
+    return {"score": 0.0, "execution_time": round(seconds, 3), "output_format": "text",
+            "stdout_visibility": "hidden",
+            "output": "The autograder could not grade this submission because of a problem in the grader, "
+                      "not in your code. Your instructors can see what went wrong; they will regrade it. ("
+                      + reason + ")",
             "tests": []}
 
 
 def write_results(path: Path, document: dict, indent: int = 2) -> None:
-    """Writes a results.json (atomically): indent 2 for the batch's, 1 for Gradescope's, as each always was."""
+    """Writes a results.json (atomically): indent 2 for the batch's, 1 for Gradescope's, as each \
+always was."""
     write_atomic(path, json.dumps(document, indent=indent) + "\n")
 
 
@@ -161,5 +166,6 @@ def grades_csv(rows: list[tuple[str, dict]], problems: list[str], max_score: flo
             problem = test["name"].split(": ", 1)[0]
             if problem in per_problem:
                 per_problem[problem] += test["score"]
-        writer.writerow([cell(sid), f"{result['score']:g}", f"{max_score:g}", *(f"{per_problem[p]:g}" for p in problems)])
+        writer.writerow([cell(sid), f"{result['score']:g}", f"{max_score:g}",
+                         *(f"{per_problem[p]:g}" for p in problems)])
     return buffer.getvalue()

@@ -15,7 +15,8 @@ from typing import Any
 from autograder.report.figures import Picture
 
 LEFT_OUT = "picture left out, the results are full"
-Image = tuple[str, str | None, int, int]  # caption, data address (None: left out), width, height (0: as drawn)
+# caption, data address (None: left out), width, height (0: as drawn)
+Image = tuple[str, str | None, int, int]
 
 
 def md_escape(text: str) -> str:

@@ -41,7 +41,8 @@ def heatmaps(p: Picture) -> str:
                 fill = colour(v, p.scale)
                 x, y = x0 + j * cw, TITLE + i * ch
                 if fill != WHITE:  # the background is white: no rectangle needed
-                    parts.append(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="{hex_colour(fill)}">'
+                    parts.append(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" '
+                                 f'fill="{hex_colour(fill)}">'
                                  f'<title>[{i}, {j}] = {v:.6g}</title></rect>')
                 if p.values:
                     pen = "#fff" if ink(v, p.scale) == WHITE else "#000"

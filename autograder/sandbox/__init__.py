@@ -23,4 +23,5 @@ from autograder.sandbox.parent import Server, default_workers
 from autograder.sandbox.pool import Pool, run_all
 from autograder.sandbox.tasks import Measure, Outcome, Task
 
-__all__ = ["Limits", "Measure", "Outcome", "Pool", "Server", "Task", "default_workers", "landlock_abi", "run_all"]
+__all__ = ["Limits", "Measure", "Outcome", "Pool", "Server", "Task", "default_workers", "landlock_abi",
+           "run_all"]

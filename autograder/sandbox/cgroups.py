@@ -112,7 +112,8 @@ class Cgroups:
     def find(cls) -> Cgroups | None:
         if os.geteuid() != 0:
             return None
-        unified = ROOT if os.path.exists(os.path.join(ROOT, "cgroup.controllers")) else os.path.join(ROOT, "unified")
+        unified = (ROOT if os.path.exists(os.path.join(ROOT, "cgroup.controllers"))
+                   else os.path.join(ROOT, "unified"))
         with contextlib.suppress(OSError):
             controllers = _read(os.path.join(unified, "cgroup.controllers")).split()
             if {"memory", "cpu", "pids"} <= set(controllers):
@@ -145,8 +146,8 @@ class Cgroups:
                 os.mkdir(folder)
                 folders.append(folder)
                 settings = {
-                    (2, "all"): {"memory.max": str(memory_bytes), "memory.swap.max": "0", "pids.max": str(processes),
-                                 "cpu.weight": "100"},
+                    (2, "all"): {"memory.max": str(memory_bytes), "memory.swap.max": "0",
+                                 "pids.max": str(processes), "cpu.weight": "100"},
                     (1, "memory"): {"memory.limit_in_bytes": str(memory_bytes), "memory.swappiness": "0"},
                     (1, "cpu"): {"cpu.shares": "1024"},
                     (1, "pids"): {"pids.max": str(processes)},

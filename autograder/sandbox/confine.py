@@ -31,8 +31,10 @@ class Limits:
     """Per submission. Times are wall-clock seconds, counted by the grader alone."""
 
     load_seconds: float = config.LOAD_SECONDS  # running all cells
-    problem_seconds: float = config.PROBLEM_SECONDS  # measuring one problem (and, once more, explaining its failure)
-    memory_bytes: int = config.MEMORY_BYTES  # address space on top of the clean parent's (the cgroup's: a bit above)
+    # measuring one problem (and, once more, explaining its failure)
+    problem_seconds: float = config.PROBLEM_SECONDS
+    # address space on top of the clean parent's (the cgroup's: a bit above)
+    memory_bytes: int = config.MEMORY_BYTES
     processes: int = config.PROCESSES  # processes and threads of the worker (its cgroup, or its user id)
     file_bytes: int = config.FILE_BYTES  # largest file a worker may write
     open_files: int = config.OPEN_FILES
@@ -125,9 +127,9 @@ _LL_EXECUTE, _LL_WRITE_FILE, _LL_READ_FILE, _LL_READ_DIR = 1 << 0, 1 << 1, 1 << 
 _LL_WRITES_V1 = sum(1 << b for b in range(4, 13))  # remove dir/file, make char/dir/reg/sock/fifo/block/sym
 _LL_REFER, _LL_TRUNCATE, _LL_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 _LL_READS = _LL_EXECUTE | _LL_READ_FILE | _LL_READ_DIR
-_SYSTEM_READS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/proc", "/sys", "/dev", "/etc/ld.so.cache",
-                 "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/fonts",
-                 "/etc/matplotlibrc", "/etc/ssl", "/etc/alternatives", "/etc/os-release")
+_SYSTEM_READS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/proc", "/sys", "/dev",
+                 "/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
+                 "/etc/fonts", "/etc/matplotlibrc", "/etc/ssl", "/etc/alternatives", "/etc/os-release")
 
 
 def landlock_abi() -> int:
@@ -177,8 +179,8 @@ def landlock(workdir: str, reads: list[str] | None) -> int:
     abi = landlock_abi()
     if abi < 1:
         return 0
-    writes = _LL_WRITE_FILE | _LL_WRITES_V1 | (_LL_REFER if abi >= 2 else 0) | (_LL_TRUNCATE if abi >= 3 else 0) \
-        | (_LL_IOCTL_DEV if abi >= 5 else 0)
+    writes = _LL_WRITE_FILE | _LL_WRITES_V1 | (_LL_REFER if abi >= 2 else 0) \
+        | (_LL_TRUNCATE if abi >= 3 else 0) | (_LL_IOCTL_DEV if abi >= 5 else 0)
     fs = writes | (_LL_READS if reads is not None else 0)
     net = 0b11 if abi >= 4 else 0  # bind and connect TCP
     scoped = 0b11 if abi >= 6 else 0  # abstract unix sockets and signals
@@ -190,7 +192,8 @@ def landlock(workdir: str, reads: list[str] | None) -> int:
     if ruleset < 0:
         return 0
     file_only = _LL_EXECUTE | _LL_WRITE_FILE | _LL_READ_FILE | _LL_TRUNCATE | _LL_IOCTL_DEV
-    rules = [(workdir, fs), (os.devnull, (_LL_WRITE_FILE | _LL_READ_FILE | _LL_TRUNCATE | _LL_IOCTL_DEV) & fs)]
+    rules = [(workdir, fs),
+             (os.devnull, (_LL_WRITE_FILE | _LL_READ_FILE | _LL_TRUNCATE | _LL_IOCTL_DEV) & fs)]
     rules += [(path, _LL_READS & fs) for path in reads or ()]
     try:
         for path, rights in rules:
@@ -209,7 +212,8 @@ def landlock(workdir: str, reads: list[str] | None) -> int:
                 os.close(fd)
         if prctl(PR_SET_NO_NEW_PRIVS, 1) != 0:
             return 0
-        if lib.syscall(ctypes.c_long(_SYS_LANDLOCK_RESTRICT_SELF), ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
+        if lib.syscall(ctypes.c_long(_SYS_LANDLOCK_RESTRICT_SELF), ctypes.c_int(ruleset),
+                       ctypes.c_uint32(0)) < 0:
             return 0
         return abi
     finally:
@@ -220,9 +224,9 @@ def landlock(workdir: str, reads: list[str] | None) -> int:
 
 # Calls that escape the memory limits (memory behind a file descriptor is not address space), read or
 # write another process's memory, or bypass the other filters; refused with EPERM.
-REFUSED_CALLS = ("memfd_create", "memfd_secret", "userfaultfd", "ptrace", "process_vm_readv", "process_vm_writev",
-                 "io_uring_setup", "keyctl", "add_key", "request_key", "perf_event_open", "bpf", "unshare",
-                 "setns", "mount", "pivot_root", "kexec_load")
+REFUSED_CALLS = ("memfd_create", "memfd_secret", "userfaultfd", "ptrace", "process_vm_readv",
+                 "process_vm_writev", "io_uring_setup", "keyctl", "add_key", "request_key", "perf_event_open",
+                 "bpf", "unshare", "setns", "mount", "pivot_root", "kexec_load")
 
 
 @functools.cache
@@ -309,8 +313,10 @@ def confine(uid: int | None, workdir: str, limits: Limits, baseline: int, cpu_se
         pass
     new_namespaces()
     # The address space limit gives an ordinary memory hog a MemoryError it can be told about; the cgroup
-    # the cgroup, where there is one, also counts what address space misses: shared memory, memfd, the page cache of its files.
-    for res, value in ((resource.RLIMIT_AS, baseline + limits.memory_bytes), (resource.RLIMIT_FSIZE, limits.file_bytes),
+    # the cgroup, where there is one, also counts what address space misses: shared memory, memfd, the page
+    # cache of its files.
+    for res, value in ((resource.RLIMIT_AS, baseline + limits.memory_bytes),
+                       (resource.RLIMIT_FSIZE, limits.file_bytes),
                        (resource.RLIMIT_CORE, 0), (resource.RLIMIT_CPU, int(cpu_seconds) + 1),
                        (resource.RLIMIT_NOFILE, limits.open_files)):
         resource.setrlimit(res, (value, value))

@@ -46,7 +46,8 @@ class Job:
         """Everything a worker needs but the worker: its folder and payload, and its pipes. The clean
         parent is then asked for the worker (`spawn`), and `started` is called with its pid."""
         self.task, self.problems, self.limits, self.uid, self.group = task, problems, limits, uid, group
-        self.todo = sorted(problems, key=lambda m: m.hidden)  # visible first: what hidden ones print is never kept
+        # visible first: what hidden ones print is never kept
+        self.todo = sorted(problems, key=lambda m: m.hidden)
         self.outcome = previous or Outcome()
         self.again = previous is not None
         self.remaining: list[Measure] = []
@@ -74,13 +75,15 @@ class Job:
         self.messages, messages_w = os.pipe()
         self.printed, output_w = os.pipe()
         control_r, self.control = os.pipe()
-        self.ends = [messages_w, output_w, control_r]  # the worker's: sent to the clean parent, then closed here
+        # the worker's: sent to the clean parent, then closed here
+        self.ends = [messages_w, output_w, control_r]
 
     def spawn(self, server) -> None:
         """Asks the clean parent for the worker (the reply comes later: `started`); raises ServerGone."""
         cpu = self.limits.load_seconds + (2 * len(self.problems) + 1) * self.limits.problem_seconds
-        request = {"workdir": self.workdir, "uid": self.uid, "grader": os.getpid(), "limits": asdict(self.limits),
-                   "cpu": cpu, "cgroup": self.group.procs() if self.group is not None else []}
+        request = {"workdir": self.workdir, "uid": self.uid, "grader": os.getpid(),
+                   "limits": asdict(self.limits), "cpu": cpu,
+                   "cgroup": self.group.procs() if self.group is not None else []}
         try:
             server.request(request, self.ends)
         finally:
@@ -262,8 +265,8 @@ class Job:
             if self.phase == "measure" and not self.keep_partial(f"within {self.limits.problem_seconds:g} s"):
                 self.outcome.data.pop(name, None)
                 self.outcome.failures[name] = (
-                    f"Grading {name} did not finish within {self.limits.problem_seconds:g} s: calling it loops "
-                    f"or waits forever (check forward and backward for endless loops).")
+                    f"Grading {name} did not finish within {self.limits.problem_seconds:g} s: "
+                    f"calling it loops or waits forever (check forward and backward for endless loops).")
             self.todo.remove(self.current)  # explaining it took too long: it is judged without the pictures
             self.current = None
             self.deadline = float("inf")
@@ -273,8 +276,9 @@ class Job:
             self.stop("The process running your code stopped responding between two problems.")
         else:
             self.outcome.timed_out.append("load")
-            self.stop(f"Your code did not finish running cell {self.cell + 1} within {self.limits.load_seconds:g} s "
-                      f"(an endless loop, or work too long for grading), so nothing after it could be graded.")
+            self.stop(f"Your code did not finish running cell {self.cell + 1} "
+                      f"within {self.limits.load_seconds:g} s (an endless loop, or work too long for "
+                      f"grading), so nothing after it could be graded.")
 
     def stop(self, reason: str) -> None:
         for measure in self.todo:
@@ -337,12 +341,12 @@ class Job:
                     f"Functions (the limit of {self.limits.processes} processes was reached), so nothing was "
                     "measured. Do not start threads or processes in your submission."))
         elif not self.loaded and not self.stopped:
-            self.stop(f"Your program {cause} while running cell {self.cell + 1}, so nothing after it could be "
-                      f"graded.")
+            self.stop(f"Your program {cause} while running cell {self.cell + 1}, so nothing after it "
+                      f"could be graded.")
         if self.current is not None and self.phase == "measure" and self.current.name not in data \
                 and not self.keep_partial(f"the process running your code {cause}"):
-            failures.setdefault(self.current.name, f"Grading {self.current.name} stopped: the process running "
-                                                   f"your code {cause} while calling it.")
+            failures.setdefault(self.current.name, f"Grading {self.current.name} stopped: the process "
+                                                   f"running your code {cause} while calling it.")
         if self.current is not None and self.current in self.todo:
             self.todo.remove(self.current)
         left = [m for m in self.todo if m.name not in data and m.name not in failures]
@@ -357,7 +361,8 @@ class Job:
         else:
             strays = reaper.sweep(workers) if reaper is not None else 0
             if self.uid is not None and (strays or self.crowded or reaper is None or not reaper.active):
-                kill_user(self.uid)  # a backstop: the subreaper already caught whatever left the worker's tree
+                # a backstop: the subreaper already caught whatever left the worker's tree
+                kill_user(self.uid)
         for fd in (self.messages, self.printed, self.control, self.pidfd):
             if fd is not None:
                 with contextlib.suppress(OSError):

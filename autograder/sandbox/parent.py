@@ -16,7 +16,8 @@ from autograder import config
 
 
 def default_workers() -> int:
-    """config.WORKERS_PER_CORE workers per core this process may run on: a submission that waits (a sleep left in a cell,
+    """config.WORKERS_PER_CORE workers per core this process may run on: a submission that waits (a sleep \
+left in a cell,
     a file to read) then leaves its core to another instead of idling it."""
     try:
         cores = len(os.sched_getaffinity(0))
@@ -54,7 +55,8 @@ class Server:
                 finally:
                     os._exit(0)
         else:
-            env = {k: v for k, v in os.environ.items() if k != "AUTOGRADER_EXTRA"}  # check()'s problems: never here
+            # check()'s problems: never here
+            env = {k: v for k, v in os.environ.items() if k != "AUTOGRADER_EXTRA"}
             self.process = subprocess.Popen(
                 [sys.executable, "-P", "-m", "autograder.sandbox", str(theirs.fileno()), str(grader)],
                 pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, close_fds=True, cwd="/", env=env)

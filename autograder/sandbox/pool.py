@@ -31,8 +31,9 @@ NO_WORKER = "The grader could not start a worker for this submission."
 class Pool:
     """Runs tasks in workers forked from one clean parent, `workers` at a time."""
 
-    def __init__(self, limits: Limits | None = None, workers: int | None = None, preload: tuple[str, ...] = (),
-                 extra_checks: tuple[str, ...] = (), server: Server | None = None):
+    def __init__(self, limits: Limits | None = None, workers: int | None = None,
+                 preload: tuple[str, ...] = (), extra_checks: tuple[str, ...] = (),
+                 server: Server | None = None):
         self.limits, self.workers = limits or Limits(), workers or default_workers()
         self.preload, self.extra_checks = list(preload), sorted(extra_checks)
         # Started as early as the caller could (Server() before importing torch): its interpreter loads
@@ -85,8 +86,10 @@ class _Batch:
 
     def __init__(self, pool: Pool, tasks: list[Task], seed: int, slots: Slots):
         self.pool, self.seed, self.slots = pool, seed, slots
-        self.pending: list[tuple[Task, list[Measure], Outcome | None]] = [(t, list(t.problems), None) for t in tasks]
-        self.asked: collections.deque[tuple[str, Job]] = collections.deque()  # ("spawn" | "reap", job), in order
+        self.pending: list[tuple[Task, list[Measure], Outcome | None]] = [(t, list(t.problems), None)
+                                                                          for t in tasks]
+        # ("spawn" | "reap", job), in order
+        self.asked: collections.deque[tuple[str, Job]] = collections.deque()
         self.running: dict[int, Job] = {}
         self.reaper = Reaper()
         self.selector = selectors.DefaultSelector()
@@ -112,7 +115,8 @@ class _Batch:
                 job = Job(task, problems, self.pool.limits, self.seed, self.slots.uid(slot), group, previous)
             except OSError as error:
                 self.slots.give_back(slot, group)
-                self.done.append((task.key, failed(problems, previous, f"{NO_WORKER[:-1]} ({error.strerror or error}).")))
+                self.done.append((task.key, failed(problems, previous,
+                                                   f"{NO_WORKER[:-1]} ({error.strerror or error}).")))
                 continue
             job.slot = slot
             self.asked.append(("spawn", job))
@@ -163,7 +167,8 @@ class _Batch:
         if pid <= 0:
             job.abandon()
             self.slots.give_back(job.slot, job.group)
-            self.done.append((job.task.key, failed(job.problems, job.outcome if job.again else None, NO_WORKER)))
+            self.done.append((job.task.key, failed(job.problems, job.outcome if job.again else None,
+                                                   NO_WORKER)))
             return
         self.server_failures = 0
         job.started(pid, bool(reply.get("cgroup")))
@@ -232,7 +237,8 @@ class _Batch:
             job.finish(self.reaper, set(self.running) - {job.pid}, None)
         for kind, job in self.asked:
             if kind == "spawn":
-                job.abandon()  # a worker forked after all ends with the clean parent (its parent-death signal)
+                # a worker forked after all ends with the clean parent (its parent-death signal)
+                job.abandon()
         self.reaper.sweep(set())
         self.reaper.close()
         self.slots.close()
@@ -240,7 +246,8 @@ class _Batch:
 
 
 def run_all(tasks: list[Task], limits: Limits | None = None, workers: int | None = None, seed: int = 0,
-            preload: tuple[str, ...] = (), extra_checks: tuple[str, ...] = ()) -> Iterator[tuple[Any, Outcome]]:
+            preload: tuple[str, ...] = (),
+            extra_checks: tuple[str, ...] = ()) -> Iterator[tuple[Any, Outcome]]:
     """Runs tasks in a pool of its own; yields (key, Outcome) as each finishes."""
     pool = Pool(limits, workers, preload, extra_checks)
     try:

@@ -205,7 +205,8 @@ def _sweep_ipc() -> int:
     removed = 0
     lib = libc()
     # /proc/sysvipc/<kind>: the id is column 1; the owner's uid is column 7 (4 for semaphores).
-    for kind, uid_at, remove in (("shm", 7, lambda i: lib.shmctl(i, 0, None)), ("sem", 4, lambda i: lib.semctl(i, 0, 0)),
+    for kind, uid_at, remove in (("shm", 7, lambda i: lib.shmctl(i, 0, None)),
+                                 ("sem", 4, lambda i: lib.semctl(i, 0, 0)),
                                  ("msg", 7, lambda i: lib.msgctl(i, 0, None))):  # command 0: IPC_RMID
         try:
             with open(f"/proc/sysvipc/{kind}") as table:

@@ -28,7 +28,8 @@ def _not_data(value):
 # submission can patch (json.dumps reads the json module's globals at every call), so a worker may send
 # without first putting the grader's modules back. Anything but plain data is refused, never converted.
 _write, _read = os.write, os.read
-_encode = c_make_encoder(None, _not_data, encode_basestring_ascii, None, ": ", ", ", False, False, True)  # CPython's _json
+# CPython's _json
+_encode = c_make_encoder(None, _not_data, encode_basestring_ascii, None, ": ", ", ", False, False, True)
 
 
 def send(fd: int, message: dict) -> None:

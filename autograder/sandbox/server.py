@@ -182,12 +182,14 @@ def serve(channel: socket.socket) -> None:
         else:
             for fd in fds:
                 os.close(fd)
-            channel.send(b'{"pid": 0, "cgroup": false, "status": 0}')  # every request gets its reply, in order
+            # every request gets its reply, in order
+            channel.send(b'{"pid": 0, "cgroup": false, "status": 0}')
 
 
 def run(fd: int, grader: int) -> None:
     """The clean parent's life, on the socket `fd`, as a child of the grader `grader`."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the grader's to handle; this process ends with it
+    # Ctrl-C is the grader's to handle; this process ends with it
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != grader:
         os._exit(0)

@@ -30,7 +30,8 @@ class Slots:
         slot = self.ids.pop(0)
         if slot not in self.groups and self.cgroups is not None:
             with contextlib.suppress(OSError):
-                self.groups[slot] = self.cgroups.make(self.limits.memory_bytes + CGROUP_SLACK, self.limits.processes)
+                self.groups[slot] = self.cgroups.make(self.limits.memory_bytes + CGROUP_SLACK,
+                                                      self.limits.processes)
         return slot, self.groups.get(slot)
 
     def uid(self, slot: int) -> int | None:

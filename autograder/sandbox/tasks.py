@@ -26,7 +26,8 @@ class Task:
     key: Any
     cells: list[str]
     problems: list[Measure]
-    modules: dict[str, str] = field(default_factory=dict)  # helper modules: name in the worker's folder -> source
+    # helper modules: name in the worker's folder -> source
+    modules: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -39,7 +40,8 @@ class Outcome:
     cell_errors: list[dict] = field(default_factory=list)
     output: str = ""
     seconds: float = 0.0
-    timed_out: list[str] = field(default_factory=list)  # what ran out of time: "load" (the cells), problem names
+    # what ran out of time: "load" (the cells), problem names
+    timed_out: list[str] = field(default_factory=list)
 
 
 def failed(problems: list[Measure], previous: Outcome | None, reason: str) -> Outcome:

@@ -68,7 +68,8 @@ def write_modules(modules: dict[str, str]) -> list[str]:
     failed = []
     for name, source in modules.items():
         parts = str(name).split("/")
-        if not str(name).endswith(".py") or any(p in ("", ".", "..") or "\\" in p or "\0" in p for p in parts):
+        if not str(name).endswith(".py") or any(p in ("", ".", "..") or "\\" in p or "\0" in p
+                                                for p in parts):
             failed.append(str(name))
             continue
         try:
@@ -132,8 +133,7 @@ def clear_interpreter_hooks() -> None:
     sys.set_asyncgen_hooks(None, None)
     frame = sys._getframe()
     while frame is not None:  # a trace function may also be set on the frames that are running
-        frame.f_trace = None
-        frame = frame.f_back
+        frame.f_trace, frame = None, frame.f_back
 
 
 def _settle_signals() -> None:
@@ -155,7 +155,8 @@ def run(messages: int, control: int, payload: dict, snapshot: Snapshot) -> None:
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     if unwritten:
         send(messages, {"event": "cell-error", "index": -1, "type": "OSError",
-                        "error": "The grader could not write these files beside your notebook: " + ", ".join(unwritten)})
+                        "error": "The grader could not write these files beside your notebook: "
+                                 + ", ".join(unwritten)})
     for index, source in enumerate(cells):
         send(messages, {"event": "cell", "index": index})
         error = None

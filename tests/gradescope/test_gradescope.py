@@ -372,7 +372,8 @@ def test_picture_budget_goes_to_visible_tests_first():
     probe = Pictures(10**6)
     render_test(shown, "html", probe, set())
     settings = Settings("gradcheck", picture_bytes=10**6 - probe.left)  # room for one test's pictures
-    document = results_document(find_assignment("gradcheck"), [uploaded("a.py", [hidden, shown])], settings, 1)
+    document = results_document(find_assignment("gradcheck"), [uploaded("a.py", [hidden, shown])],
+                                settings, 1)
     first, second = document["tests"]
     assert first["visibility"] == "hidden" and "picture left out" in first["output"]
     assert second["visibility"] == "visible" and second["output"].count("<img") == 3

@@ -61,8 +61,9 @@ def test_model_reads_matrices_on_one_scale():
     assert [panel.caption for panel in graphs.panels] == ["yours"] and graphs.note == GRAPH_LEGEND
 
 
-@pytest.mark.parametrize(("rows", "cols", "values", "size"), [(1, 3, False, (24, 24)), (20, 30, False, (12, 12)),
-                                                            (200, 10, False, (8, 8)), (3, 8, True, (48, 22))])
+@pytest.mark.parametrize(("rows", "cols", "values", "size"),
+                         [(1, 3, False, (24, 24)), (20, 30, False, (12, 12)),
+                          (200, 10, False, (8, 8)), (3, 8, True, (48, 22))])
 def test_cell_size(rows, cols, values, size):
     """Is an entry 24 px in a small tensor, smaller in a large one but never under 8, and a rectangle
     that holds its value when values are printed?"""
@@ -70,13 +71,15 @@ def test_cell_size(rows, cols, values, size):
 
 
 def test_values_print_as_three_digits_with_rounding_as_zero():
-    assert [shown(v, 1.0) for v in (0.123456, 1e-9, -0.0, NAN_VALUE, -math.inf)] == ["0.123", "0", "0", "nan", "-inf"]
+    assert ([shown(v, 1.0) for v in (0.123456, 1e-9, -0.0, NAN_VALUE, -math.inf)]
+            == ["0.123", "0", "0", "nan", "-inf"])
 
 
 def test_svg_and_png_draw_the_same_colours_and_cells():
     """Do the SVG and the PNG of one figure draw every entry in the same colour, with squares of the same
     size, each panel as large as the largest?"""
-    figure = Figure("heatmaps", "t", [("yours", [[1.0, -2.0, 0.5], [NAN_VALUE, 0.0, 4.0]]), ("short", [[3.0]])])
+    figure = Figure("heatmaps", "t", [("yours", [[1.0, -2.0, 0.5], [NAN_VALUE, 0.0, 4.0]]),
+                                      ("short", [[3.0]])])
     p = picture(figure)
     cell, _ = p.cell()
     drawn = svg.heatmaps(p)

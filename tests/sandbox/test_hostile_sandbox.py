@@ -53,7 +53,8 @@ def batch(tmp_path_factory):
     run = autograder("grade", "--assignment", "custom-functions", "--out", out, "--load-timeout", "20",
                      "--problem-timeout", "10", "--jobs", "3", "--quiet",
                      "--extra", HOSTILE / "secret_extra.py", submissions, timeout=1200,
-                     cwd=base)  # started beside the class, as an instructor would: python -m puts it on sys.path
+                     # started beside the class, as an instructor would: python -m puts it on sys.path
+                     cwd=base)
     ids = sorted(p.stem for p in submissions.glob("*.py"))
     return {"out": out, "run": run, "leftover": leftover, "ids": ids}
 
