@@ -62,9 +62,8 @@ def _workers_cpu(parent: int) -> float:
 
 def per_submission(assignment, k: int = 12) -> None:
     """The CPU each submission's sandbox costs (its worker and the worker's children), read from the clean
-    parent's children's time as each one finishes, one worker at a time, through the grader's pipeline; and \
-its
-    wall time."""
+    parent's children's time as each one finishes, one worker at a time, through the grader's pipeline;
+    and its wall time."""
     from autograder.intake.loader import Submission
     from autograder.pipeline import Pipeline
 

@@ -2,8 +2,8 @@
 
     python -m autograder gradescope --assignment NAME --out FILE.zip [--extra FILE.py ...]   (build.py)
     python -m autograder.gradescope run [--root /autograder]          (run.py, on Gradescope, per submission)
-    python -m autograder.gradescope check [--root /autograder]        (check.py, setup.sh: is the image \
-usable?)
+    python -m autograder.gradescope check [--root /autograder]        (check.py, setup.sh: is the
+                                                                       image usable?)
 
 Gradescope unpacks the archive into /autograder/source, runs setup.sh once as root to build an image,
 then for each submission starts a container, puts the student's files into /autograder/submission

@@ -141,8 +141,8 @@ def gradescope_failure(reason: str, seconds: float) -> dict:
 
 
 def write_results(path: Path, document: dict, indent: int = 2) -> None:
-    """Writes a results.json (atomically): indent 2 for the batch's, 1 for Gradescope's, as each \
-always was."""
+    """Writes a results.json (atomically): indent 2 for the batch's, 1 for Gradescope's, as each
+    always was."""
     write_atomic(path, json.dumps(document, indent=indent) + "\n")
 
 

@@ -16,9 +16,8 @@ from autograder import config
 
 
 def default_workers() -> int:
-    """config.WORKERS_PER_CORE workers per core this process may run on: a submission that waits (a sleep \
-left in a cell,
-    a file to read) then leaves its core to another instead of idling it."""
+    """config.WORKERS_PER_CORE workers per core this process may run on: a submission that waits (a
+    sleep left in a cell, a file to read) then leaves its core to another instead of idling it."""
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
