@@ -15,6 +15,9 @@ PROBLEM_SECONDS = 20.0
 MEMORY_BYTES = 3 * 1024**3  # on top of the clean parent's: torch's tensors of a lesson fit many times over
 PROCESSES = 32  # torch's threads fit; a fork bomb does not
 FILE_BYTES = 16 * 1024**2  # a notebook may save a picture, not fill the disk
+# A worker's own /tmp and working folder (a tmpfs in memory, counted in its memory cgroup where there is
+# one): room for a few saved pictures or a small model; filling it fails that submission's writes only.
+TMP_BYTES = 64 * 1024**2
 OPEN_FILES = 256  # torch opens a few dozen; a leak of descriptors stops here
 OUTPUT_BYTES = 64 * 1024  # printed output kept for the feedback: enough to read, not a flood
 

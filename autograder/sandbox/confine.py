@@ -18,12 +18,21 @@ import tempfile
 from dataclasses import dataclass
 
 from autograder import config
+from autograder.sandbox import container
+from autograder.sandbox.seccomp import seccomp
+from autograder.sandbox.kernel import (  # noqa: F401 - re-exported for the sandbox's other modules
+    PR_GET_CHILD_SUBREAPER,
+    PR_SET_CHILD_SUBREAPER,
+    PR_SET_DUMPABLE,
+    PR_SET_KEEPCAPS,
+    PR_SET_NO_NEW_PRIVS,
+    PR_SET_PDEATHSIG,
+    libc,
+    prctl,
+)
 
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_KEEPCAPS, PR_SET_NO_NEW_PRIVS = 1, 4, 8, 38
-PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER = 36, 37
 CAP_DAC_READ_SEARCH, CAPABILITY_VERSION_3 = 2, 0x20080522
 CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWNET = 0x08000000, 0x10000000, 0x40000000
-_LIBC: list = []
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,7 @@ class Limits:
     file_bytes: int = config.FILE_BYTES  # largest file a worker may write
     open_files: int = config.OPEN_FILES
     output_bytes: int = config.OUTPUT_BYTES  # printed output kept for the feedback
+    tmp_bytes: int = config.TMP_BYTES  # a worker's own /tmp and folder, in a container (a tmpfs)
     # Keep CAP_DAC_READ_SEARCH after dropping to the worker uid (an interpreter under /root still imports);
     # Landlock then limits reading to the interpreter, its packages and the system's libraries. False drops
     # every capability: the worker reads only what its uid may, so a folder of mode 700 (Gradescope's
@@ -51,19 +61,6 @@ class Limits:
         for name in ("load_seconds", "problem_seconds"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be a positive number of seconds, not {getattr(self, name)!r}")
-
-
-def libc():
-    if not _LIBC:
-        lib = ctypes.CDLL(None, use_errno=True)
-        lib.syscall.restype = ctypes.c_long
-        _LIBC.append(lib)
-    return _LIBC[0]
-
-
-def prctl(option: int, value: int) -> int:
-    return libc().prctl(ctypes.c_int(option), ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0),
-                        ctypes.c_ulong(0))
 
 
 def baseline_memory() -> int:
@@ -127,9 +124,10 @@ _LL_EXECUTE, _LL_WRITE_FILE, _LL_READ_FILE, _LL_READ_DIR = 1 << 0, 1 << 1, 1 << 
 _LL_WRITES_V1 = sum(1 << b for b in range(4, 13))  # remove dir/file, make char/dir/reg/sock/fifo/block/sym
 _LL_REFER, _LL_TRUNCATE, _LL_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 _LL_READS = _LL_EXECUTE | _LL_READ_FILE | _LL_READ_DIR
-_SYSTEM_READS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/proc", "/sys", "/dev",
-                 "/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
-                 "/etc/fonts", "/etc/matplotlibrc", "/etc/ssl", "/etc/alternatives", "/etc/os-release")
+_SYSTEM_READS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
+# Outside a container, Landlock also lets a worker read these of the machine (in one, container.py makes
+# its own /proc, /dev and /etc).
+_LANDLOCK_READS = ("/proc", "/sys", "/dev", "/etc/passwd", "/etc/group") + container.ETC
 
 
 def landlock_abi() -> int:
@@ -220,60 +218,6 @@ def landlock(workdir: str, reads: list[str] | None) -> int:
         os.close(ruleset)
 
 
-# -- seccomp ---------------------------------------------------------------------------------------------
-
-# Calls that escape the memory limits (memory behind a file descriptor is not address space), read or
-# write another process's memory, or bypass the other filters; refused with EPERM.
-REFUSED_CALLS = ("memfd_create", "memfd_secret", "userfaultfd", "ptrace", "process_vm_readv",
-                 "process_vm_writev", "io_uring_setup", "keyctl", "add_key", "request_key", "perf_event_open",
-                 "bpf", "unshare", "setns", "mount", "pivot_root", "kexec_load")
-
-
-@functools.cache
-def seccomp_program() -> bytes:
-    """The filter refusing REFUSED_CALLS, compiled to BPF by libseccomp (the pyseccomp binding) once, in
-    the clean parent: a worker only loads it. Empty where libseccomp or seccomp is missing."""
-    try:
-        import errno
-
-        import pyseccomp
-    except (ImportError, OSError):
-        return b""
-    try:
-        rules = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
-        for call in REFUSED_CALLS:
-            try:
-                rules.add_rule(pyseccomp.ERRNO(errno.EPERM), call)
-            except (ValueError, RuntimeError, OSError):
-                pass  # a call this kernel or architecture does not have
-        with tempfile.TemporaryFile() as f:
-            rules.export_bpf(f)
-            f.seek(0)
-            return f.read()
-    except Exception:  # noqa: BLE001 - no seccomp support in this libseccomp
-        return b""
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-
-_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _BPF_INSTRUCTION = 22, 2, 8
-
-
-def seccomp() -> bool:
-    """Loads seccomp_program() into this process (and all it starts); False where it cannot."""
-    program = seccomp_program()
-    if not program or len(program) % _BPF_INSTRUCTION:
-        return False
-    code = ctypes.create_string_buffer(program, len(program))
-    fprog = _SockFprog(len(program) // _BPF_INSTRUCTION, ctypes.cast(code, ctypes.c_void_p))
-    if prctl(PR_SET_NO_NEW_PRIVS, 1) != 0:
-        return False
-    return libc().prctl(ctypes.c_int(_PR_SET_SECCOMP), ctypes.c_ulong(_SECCOMP_MODE_FILTER),
-                        ctypes.c_void_p(ctypes.addressof(fprog)), ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0
-
-
 def available() -> dict[str, bool]:
     """Which mechanisms this machine offers a worker (for the tests and the docs)."""
     try:
@@ -304,14 +248,19 @@ def _tasks_of_user(uid: int) -> int:
     return count
 
 
-def confine(uid: int | None, workdir: str, limits: Limits, baseline: int, cpu_seconds: float) -> None:
-    """Everything but the parent-death signal (set once confined: setuid() would clear it)."""
+def confine(uid: int | None, workdir: str, limits: Limits, baseline: int, cpu_seconds: float,
+            contained: bool = False) -> None:
+    """Everything but the parent-death signal (set once confined: setuid() would clear it). In a container
+    (`contained`: its init made the namespaces, container.py) the worker also takes a user namespace of
+    its own and drops every capability; outside one, it makes IPC and network namespaces where it can,
+    and Landlock confines its files."""
     os.setsid()
     try:
         _write("/proc/self/oom_score_adj", "1000")  # a worker dies first when memory runs out
     except OSError:
         pass
-    new_namespaces()
+    if not contained:
+        new_namespaces()
     # The address space limit gives an ordinary memory hog a MemoryError it can be told about; the cgroup
     # the cgroup, where there is one, also counts what address space misses: shared memory, memfd, the page
     # cache of its files.
@@ -321,7 +270,16 @@ def confine(uid: int | None, workdir: str, limits: Limits, baseline: int, cpu_se
                        (resource.RLIMIT_NOFILE, limits.open_files)):
         resource.setrlimit(res, (value, value))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    if uid is not None:
+    if contained:
+        if uid is not None:  # as root: the slot's own user id on the machine
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+        if container.enter_own_user():
+            # counted in its own user namespace: the worker's processes and threads, no one else's
+            resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+        container.drop_capabilities()
+    elif uid is not None:
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
         if limits.keep_read_search:
             prctl(PR_SET_KEEPCAPS, 1)  # without it, setuid() clears every capability
@@ -339,6 +297,6 @@ def confine(uid: int | None, workdir: str, limits: Limits, baseline: int, cpu_se
     os.environ.clear()
     os.environ.update(SAFE_ENV, HOME=workdir, TMPDIR=workdir)
     tempfile.tempdir = workdir
-    if limits.landlock:
-        landlock(workdir, readable_paths())
+    if limits.landlock and not contained:
+        landlock(workdir, readable_paths() + list(_LANDLOCK_READS))
     seccomp()

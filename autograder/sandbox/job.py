@@ -6,6 +6,7 @@ worker writes moves one, and nothing it writes is trusted beyond being data abou
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import select
@@ -20,16 +21,35 @@ from autograder.sandbox.processes import (
     Reaper,
     describe_status,
     kill_group,
+    first_child,
     kill_tree,
+    pid_of,
     kill_user,
     remove_folder,
 )
 from autograder.sandbox.protocol import Lines, parse, send
-from autograder.sandbox.server import PAYLOAD
 from autograder.sandbox.tasks import Measure, Outcome, Task
 
 MAX_CELL_ERRORS = 100
 MAX_DRAIN = 64 * 1024 * 1024  # bytes read from a finished worker's pipes, however much a leftover writes
+
+
+F_SETPIPE_SZ = 1031
+CONTROL_PIPE_BYTES = 1 << 20  # what an ordinary user may give a pipe (fs.pipe-max-size): a hidden problem fits
+
+
+def problem(measure: Measure) -> dict:
+    """What a worker is told of a problem: how to find and call it, and its inputs."""
+    return dict(measure.spec, name=measure.name, cases=measure.cases)
+
+
+def _payload(payload: dict) -> int:
+    """The payload in a file without a name (gone once closed), open for reading only: the worker reads
+    it from this descriptor and can neither write to it nor find where it lies."""
+    with tempfile.TemporaryFile("w") as f:
+        json.dump(payload, f)
+        f.flush()
+        return os.open(f"/proc/self/fd/{f.fileno()}", os.O_RDONLY | os.O_CLOEXEC)
 
 
 def _readable(fd: int) -> bool:
@@ -42,10 +62,13 @@ class Job:
     """One running worker: its pipes, its deadline and what it said."""
 
     def __init__(self, task: Task, problems: list[Measure], limits: Limits, seed: int, uid: int | None,
-                 group: Group | None, previous: Outcome | None):
-        """Everything a worker needs but the worker: its folder and payload, and its pipes. The clean
-        parent is then asked for the worker (`spawn`), and `started` is called with its pid."""
+                 group: Group | None, previous: Outcome | None, contained: bool = True):
+        """Everything a worker needs but the worker: its payload (the cells and the visible problems, in
+        an unnamed file; a hidden problem is sent only when it is asked for, after the visible ones were
+        measured), its pipes, and outside a container its folder. The clean parent is then asked for the
+        worker (`spawn`), and `started` is called with its pid."""
         self.task, self.problems, self.limits, self.uid, self.group = task, problems, limits, uid, group
+        self.contained = contained
         # visible first: what hidden ones print is never kept
         self.todo = sorted(problems, key=lambda m: m.hidden)
         self.outcome = previous or Outcome()
@@ -59,31 +82,30 @@ class Job:
         self.no_threads = False
         self.lines = Lines()
         self.output, self.output_dropped, self.output_closed = bytearray(), False, False
-        self.pid, self.pidfd, self.oom_kills = 0, None, 0
-        self.workdir = tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
+        self.pid, self.local, self.pidfd, self.oom_kills, self.worker = 0, 0, None, 0, 0
+        self.workdir = None if contained else tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
         try:
-            payload = {"cells": task.cells, "modules": task.modules, "seed": seed,
-                       "problems": [dict(m.spec, name=m.name, cases=m.cases) for m in problems]}
-            fd = os.open(os.path.join(self.workdir, PAYLOAD), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as f:
-                json.dump(payload, f)
-            if uid is not None:
+            if self.workdir is not None and uid is not None:
                 os.chown(self.workdir, uid, uid)
+            payload = _payload({"cells": task.cells, "modules": task.modules, "seed": seed,
+                                "problems": [problem(m) for m in problems if not m.hidden]})
         except BaseException:
-            remove_folder(self.workdir)
+            if self.workdir is not None:
+                remove_folder(self.workdir)
             raise
         self.messages, messages_w = os.pipe()
         self.printed, output_w = os.pipe()
         control_r, self.control = os.pipe()
+        with contextlib.suppress(OSError):  # room for a hidden problem's inputs in one write
+            fcntl.fcntl(self.control, F_SETPIPE_SZ, CONTROL_PIPE_BYTES)
+        self.status, status_w = os.pipe()
         # the worker's: sent to the clean parent, then closed here
-        self.ends = [messages_w, output_w, control_r]
+        self.ends = [messages_w, output_w, control_r, payload, status_w]
 
     def spawn(self, server) -> None:
         """Asks the clean parent for the worker (the reply comes later: `started`); raises ServerGone."""
         cpu = self.limits.load_seconds + (2 * len(self.problems) + 1) * self.limits.problem_seconds
-        request = {"workdir": self.workdir, "uid": self.uid, "grader": os.getpid(),
-                   "limits": asdict(self.limits), "cpu": cpu,
-                   "cgroup": self.group.procs() if self.group is not None else []}
+        request = {"workdir": self.workdir, "uid": self.uid, "limits": asdict(self.limits), "cpu": cpu}
         try:
             server.request(request, self.ends)
         finally:
@@ -95,30 +117,31 @@ class Job:
                 os.close(end)
         self.ends = []
 
-    def started(self, pid: int, in_group: bool) -> None:
-        """The worker exists (born in its slot's cgroup when `in_group`): its deadline starts now, and it
-        may start."""
-        self.pid, self.began = pid, time.monotonic()
+    def started(self, local: int, pidfd: int | None) -> None:
+        """The worker exists (`local`: its pid as the clean parent sees it; `pidfd`: a handle on it, from
+        which its pid on the machine is read): it joins its slot's cgroup, its deadline starts now, and
+        it may start."""
+        self.local, self.pidfd, self.began = local, pidfd, time.monotonic()
+        self.pid = (pid_of(pidfd) if pidfd is not None else 0) or local
         self.deadline = self.began + self.limits.load_seconds
-        if self.group is not None and not in_group:
-            self.group = None  # the slot's cgroup could not be joined: leftovers are found by process tree
         if self.group is not None:
-            self.oom_kills = self.group.oom_kills()
-        for end in (self.messages, self.printed, self.control):
+            try:
+                self.group.add(self.pid)
+                self.oom_kills = self.group.oom_kills()
+            except OSError:
+                self.group = None  # the slot's cgroup could not be joined: leftovers are found by process tree
+        for end in (self.messages, self.printed, self.control, self.status):
             os.set_blocking(end, False)
-        try:
-            self.pidfd = os.pidfd_open(self.pid)
-        except (AttributeError, OSError):
-            self.pidfd = None
         self.tell(b"s")  # known here (and in its cgroup): the worker may start
 
     def abandon(self) -> None:
         """No worker came (the clean parent failed): what was made for it goes."""
         self.close_ends()
-        for fd in (self.messages, self.printed, self.control):
+        for fd in (self.messages, self.printed, self.control, self.status):
             with contextlib.suppress(OSError):
                 os.close(fd)
-        remove_folder(self.workdir)
+        if self.workdir is not None:
+            remove_folder(self.workdir)
 
     def tell(self, data: bytes | dict) -> None:
         with contextlib.suppress(OSError):
@@ -194,10 +217,15 @@ class Job:
 
     def kill_leftovers(self) -> int:
         """Kills what the worker's cells started; returns how many were alive. With a cgroup, its member
-        list is the answer; otherwise the process table is searched for the worker's descendants."""
+        list is the answer; otherwise the process table is searched for the worker's descendants. In a
+        container the worker is its init's first child, and everything else in it is a leftover."""
+        keep = {self.pid}
+        if self.contained:
+            self.worker = first_child(self.pid)
+            keep.add(self.worker)
         if self.group is None:
-            return kill_tree(self.pid)
-        others = self.group.pids() - {self.pid}
+            return kill_tree(self.pid, keep=keep)
+        others = self.group.pids() - keep
         for pid in others:
             with contextlib.suppress(OSError):
                 os.kill(pid, 9)
@@ -240,7 +268,9 @@ class Job:
             self.output_closed = True
         self.current, self.phase = measure, "measure"
         self.deadline = time.monotonic() + self.limits.problem_seconds
-        self.tell({"do": "measure", "problem": measure.name})
+        # a hidden problem enters the worker only now, after the cells ran and the visible ones were measured
+        self.tell({"do": "measure", "problem": measure.name} | ({"definition": problem(measure)}
+                                                               if measure.hidden else {}))
 
     def keep_partial(self, how: str) -> bool:
         """The current problem stopped in the middle of its measurement: keep the parts that finished, so
@@ -320,6 +350,20 @@ class Job:
                 else:
                     self.keep_output(chunk)
 
+    def worker_status(self, status: int | None) -> tuple[int | None, str]:
+        """The worker's own exit status (in a container, what its init said; else `status`), and why its
+        container could not be made, if it could not."""
+        if not self.contained:
+            return status, ""
+        try:
+            said = parse(os.read(self.status, 4096).split(b"\n", 1)[0])
+        except OSError:
+            said = None
+        said = said or {}
+        if isinstance(said.get("error"), str):
+            return status, f"could not start: {said['error'][:300]}"
+        return (said["status"] if isinstance(said.get("status"), int) else status), ""
+
     def ended(self) -> None:
         """The worker has ended, and is not reaped yet: read what it left in the pipes, and kill the
         stragglers in its process group (which, until the worker is reaped, is still its own)."""
@@ -328,8 +372,10 @@ class Job:
 
     def finish(self, reaper: Reaper | None, workers: set[int], status: int | None) -> Outcome:
         """The worker is reaped (`status`, None when it could not be had): clear away what it left
-        running, and say why any problem has no data."""
-        cause = describe_status(status if status is not None else 9)
+        running, and say why any problem has no data. In a container the worker's own status comes from
+        its init, on the status pipe."""
+        status, broken = self.worker_status(status)
+        cause = broken or describe_status(status if status is not None else 9)
         if self.group is not None and self.group.oom_kills() > self.oom_kills:
             cause = "was killed because it used more memory than the grader allows"
         data, failures = self.outcome.data, self.outcome.failures
@@ -358,16 +404,17 @@ class Job:
         if self.group is not None:
             if not self.group.clear():  # everything the worker started is in its cgroup, whatever its session
                 self.group = None  # what would not die keeps the slot's group: the slot gets a new one
-        else:
+        elif not self.contained:  # in a container, the init's end ended everything in it
             strays = reaper.sweep(workers) if reaper is not None else 0
             if self.uid is not None and (strays or self.crowded or reaper is None or not reaper.active):
                 # a backstop: the subreaper already caught whatever left the worker's tree
                 kill_user(self.uid)
-        for fd in (self.messages, self.printed, self.control, self.pidfd):
+        for fd in (self.messages, self.printed, self.control, self.status, self.pidfd):
             if fd is not None:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-        remove_folder(self.workdir)
+        if self.workdir is not None:
+            remove_folder(self.workdir)
         if not self.again:
             text = self.output.decode("utf-8", "replace")
             self.outcome.output = text + ("\n[... output truncated ...]" if self.output_dropped else "")

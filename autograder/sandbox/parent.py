@@ -13,6 +13,8 @@ import sys
 import time
 
 from autograder import config
+from autograder.sandbox import container
+from autograder.sandbox.processes import UID_BASE, UID_COUNT
 
 
 def default_workers() -> int:
@@ -29,14 +31,46 @@ class ServerGone(RuntimeError):
     pass
 
 
+class ContainerUnavailable(RuntimeError):
+    """The workers' container cannot be made on this machine; the message says why and what to do."""
+
+
+def unavailable_message(reason: str) -> str:
+    return (f"The grader runs each submission in a container of its own (user, PID, mount and network "
+            f"namespaces), and this machine refused to make one ({reason}), so no student code was run. "
+            f"Enable unprivileged user namespaces (on Ubuntu 24.04: a file in /etc/apparmor.d/ that "
+            f"gives this Python `userns,`, or `sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0`; "
+            f"elsewhere `sudo sysctl user.max_user_namespaces=15000` or "
+            f"`kernel.unprivileged_userns_clone=1`), or grade as root, or on Gradescope. To grade anyway "
+            f"with student code running under your own account (resource limits, Landlock and seccomp "
+            f"only: it can read what you can read), add --no-isolation.")
+
+
 class Server:
     """The clean parent (server.py). By default a fresh interpreter, whatever the caller has loaded. A
     caller that starts it before anything about the class is loaded (the command line does, first
     thing) may fork it instead (`fork=True`): it then shares the torch this process already imported
-    instead of importing it again."""
+    instead of importing it again.
 
-    def __init__(self, fork: bool = False):
+    It runs in a container (container.py) where the machine allows one: `isolation` is then "container".
+    Where it does not, it raises ContainerUnavailable, unless `fallback` allows the clean parent to run
+    under the grader's own account with the older confinement (confine.py): `isolation` is then
+    "no container: " and the reason."""
+
+    def __init__(self, fork: bool = False, fallback: bool = False):
+        self.isolation = "container"
+        try:
+            self._start(fork, contained=True)
+        except ContainerUnavailable as error:
+            if not fallback:
+                raise ContainerUnavailable(unavailable_message(str(error))) from None
+            self._start(fork, contained=False)
+            self.isolation = f"no container: {error}"
+
+    def _start(self, fork: bool, contained: bool) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        sync_r, sync_w = os.pipe()
+        go_r, go_w = os.pipe()
         self.channel, self.asked, self.ready, grader = ours, False, False, os.getpid()
         if fork:
             from autograder.sandbox.server import prime
@@ -50,17 +84,47 @@ class Server:
 
                     os.environ.pop("AUTOGRADER_EXTRA", None)  # check()'s problems: never here
                     sys.argv[1:] = []
-                    server.run(theirs.fileno(), grader)
+                    for end in (ours.fileno(), sync_r, go_w):
+                        os.close(end)
+                    server.start(theirs.fileno(), grader, sync_w, go_r, contained)
                 finally:
                     os._exit(0)
         else:
             # check()'s problems: never here
             env = {k: v for k, v in os.environ.items() if k != "AUTOGRADER_EXTRA"}
+            ends = [theirs.fileno(), sync_w, go_r]
             self.process = subprocess.Popen(
-                [sys.executable, "-P", "-m", "autograder.sandbox", str(theirs.fileno()), str(grader)],
-                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, close_fds=True, cwd="/", env=env)
+                [sys.executable, "-P", "-m", "autograder.sandbox", *map(str, ends[:1]), str(grader),
+                 *map(str, ends[1:]), str(int(contained))],
+                pass_fds=ends, stdin=subprocess.DEVNULL, close_fds=True, cwd="/", env=env)
             self.pid = self.process.pid
-        theirs.close()
+        for end in (theirs.fileno(), sync_w, go_r):
+            os.close(end)
+        theirs.detach()
+        try:
+            self._handshake(sync_r, go_w)
+        except ContainerUnavailable:
+            self.close()
+            raise
+        finally:
+            os.close(sync_r)
+            with contextlib.suppress(OSError):
+                os.close(go_w)
+
+    def _handshake(self, sync: int, go: int) -> None:
+        """Waits until the clean parent is running: in a container, writes its user ids first."""
+        word = os.read(sync, 1)
+        if word == b"u":
+            try:
+                container.write_maps(self.pid, range(UID_BASE, UID_BASE + UID_COUNT))
+            except OSError as error:
+                raise ContainerUnavailable(f"its user ids could not be set: {error.strerror}") from None
+            os.write(go, b"m")
+            word = os.read(sync, 1)
+        if word == b"x":
+            raise ContainerUnavailable(os.read(sync, 4096).decode(errors="replace") or "no reason given")
+        if word != b"r":
+            raise ContainerUnavailable("the process that makes it ended before it was made")
 
     def _send(self, request: dict, fds: list[int] = ()) -> None:
         try:
@@ -69,14 +133,18 @@ class Server:
             raise ServerGone(str(error)) from None
 
     def reply(self) -> dict:
-        """The next reply, in the order of the requests (blocks until it comes)."""
+        """The next reply, in the order of the requests (blocks until it comes); a pidfd that comes with
+        it is under "pidfd"."""
         try:
-            reply = self.channel.recv(1 << 16)
+            reply, fds, _, _ = socket.recv_fds(self.channel, 1 << 16, 1)
         except OSError as error:
             raise ServerGone(str(error)) from None
         if not reply:
             raise ServerGone("the worker parent ended")
-        return json.loads(reply)
+        message = json.loads(reply)
+        if fds:
+            message["pidfd"] = fds[0]
+        return message
 
     def warm_up(self, preload: list[str], extra_checks: list[str]) -> None:
         """Asks the clean parent to import and warm up what workers need, without waiting: it does so
@@ -94,7 +162,8 @@ class Server:
             self.ready = True
 
     def request(self, request: dict, fds: list[int]) -> None:
-        """Asks for a worker; its pid comes with a later `reply()` ({"pid": 0} when none could be forked)."""
+        """Asks for a worker; its pid (in the clean parent's terms) and a pidfd come with a later
+        `reply_with_handle()` ({"pid": 0} and no pidfd when none could be forked)."""
         self._send(dict(request, do="spawn"), fds)
 
     def reap(self, pid: int) -> None:

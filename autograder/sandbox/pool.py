@@ -33,12 +33,14 @@ class Pool:
 
     def __init__(self, limits: Limits | None = None, workers: int | None = None,
                  preload: tuple[str, ...] = (), extra_checks: tuple[str, ...] = (),
-                 server: Server | None = None):
+                 server: Server | None = None, fallback: bool = False):
         self.limits, self.workers = limits or Limits(), workers or default_workers()
         self.preload, self.extra_checks = list(preload), sorted(extra_checks)
         # Started as early as the caller could (Server() before importing torch): its interpreter loads
         # while the grader does its own work.
-        self.server = server or Server()
+        self.server = server or Server(fallback=fallback)
+        # a clean parent started again (it died) is held to the same rule as the first
+        self.fallback = fallback or self.server.isolation != "container"
         self.server.warm_up(self.preload, self.extra_checks)  # while the caller reads the class
 
     def _server(self) -> Server:
@@ -47,7 +49,7 @@ class Pool:
                 self.server.prepare(self.preload, self.extra_checks)
             except ServerGone:
                 self.server.close()
-                self.server = Server()
+                self.server = Server(fallback=self.fallback)
                 self.server.prepare(self.preload, self.extra_checks)
         return self.server
 
@@ -56,7 +58,7 @@ class Pool:
 
     def _restart(self) -> Server:
         self.server.close()
-        self.server = Server()
+        self.server = Server(fallback=self.fallback)
         return self._server()
 
     def run(self, tasks: list[Task], seed: int = 0) -> Iterator[tuple[Any, Outcome]]:
@@ -112,7 +114,8 @@ class _Batch:
             task, problems, previous = self.pending.pop(0)
             slot, group = self.slots.take()
             try:
-                job = Job(task, problems, self.pool.limits, self.seed, self.slots.uid(slot), group, previous)
+                job = Job(task, problems, self.pool.limits, self.seed, self.slots.uid(slot), group, previous,
+                          self.pool.server.isolation == "container")
             except OSError as error:
                 self.slots.give_back(slot, group)
                 self.done.append((task.key, failed(problems, previous,
@@ -164,14 +167,17 @@ class _Batch:
             self.finished(job, reply.get("status") if isinstance(reply.get("status"), int) else None)
             return
         pid = reply.get("pid") if isinstance(reply.get("pid"), int) else 0
-        if pid <= 0:
+        pidfd = reply.get("pidfd")
+        if pid <= 0 or (pidfd is None and job.contained):
+            if pidfd is not None:
+                os.close(pidfd)
             job.abandon()
             self.slots.give_back(job.slot, job.group)
             self.done.append((job.task.key, failed(job.problems, job.outcome if job.again else None,
                                                    NO_WORKER)))
             return
         self.server_failures = 0
-        job.started(pid, bool(reply.get("cgroup")))
+        job.started(pid, pidfd)
         self.running[job.pid] = job
         self.selector.register(job.messages, selectors.EVENT_READ, (job, "messages"))
         self.selector.register(job.printed, selectors.EVENT_READ, (job, "output"))
@@ -190,7 +196,7 @@ class _Batch:
         job.ended()
         self.asked.append(("reap", job))
         try:
-            self.pool.server.reap(job.pid)
+            self.pool.server.reap(job.local)
         except ServerGone:
             self.lost_server()
 

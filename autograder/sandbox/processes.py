@@ -52,10 +52,38 @@ def _processes() -> dict[int, tuple[int, int, str]]:
     return table
 
 
-def kill_tree(root: int, keep_root: bool = True) -> int:
-    """Kills every descendant of root (and root itself unless keep_root), again and again until none is
-    left alive: processes forking while they are being killed (a fork bomb) are caught in a later round.
-    Returns how many it found alive at first."""
+def pid_of(pidfd: int) -> int:
+    """The pid, in this process's terms, of the process a pidfd refers to (0 if unknown): a worker's
+    clean parent, in a PID namespace of its own, knows it by another number."""
+    try:
+        with open(f"/proc/self/fdinfo/{pidfd}") as info:
+            for line in info:
+                if line.startswith("Pid:"):
+                    return max(0, int(line.split()[1]))
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def first_child(pid: int) -> int:
+    """A container's worker: the oldest living child of its init (0 if none)."""
+    children = [child for child, (ppid, _, state) in _processes().items()
+                if ppid == pid and state not in ("Z", "X")]
+    return min(children, key=_started, default=0)
+
+
+def _started(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return 1 << 62
+
+
+def kill_tree(root: int, keep_root: bool = True, keep: set[int] = frozenset()) -> int:
+    """Kills every descendant of root but those in keep (and root itself unless keep_root), again and
+    again until none is left alive: processes forking while they are being killed (a fork bomb) are
+    caught in a later round. Returns how many it found alive at first."""
     found = 0
     for _ in range(100):
         table = _processes()
@@ -66,7 +94,7 @@ def kill_tree(root: int, keep_root: bool = True) -> int:
         while stack:
             pid = stack.pop()
             stack += children.get(pid, [])
-            if table[pid][2] not in ("Z", "X"):
+            if table[pid][2] not in ("Z", "X") and pid not in keep:
                 alive.append(pid)
         if not keep_root and root in table and table[root][2] not in ("Z", "X"):
             alive.append(root)

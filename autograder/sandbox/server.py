@@ -17,6 +17,8 @@ from the grader straight to its worker, through a file in the worker's own folde
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import gc
 import importlib
 import json
@@ -26,23 +28,17 @@ import socket
 import sys
 import time
 
-from autograder.sandbox.confine import (
-    PR_SET_PDEATHSIG,
-    Limits,
-    baseline_memory,
-    close_except,
-    confine,
-    prctl,
-    readable_paths,
-    seccomp_program,
-)
+from autograder.sandbox import container
+from autograder.sandbox.confine import Limits, baseline_memory, close_except, confine, readable_paths
+from autograder.sandbox.kernel import PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl
+from autograder.sandbox.seccomp import seccomp_program
 
 # Modules every lesson's notebook imports: loaded once here so that each forked worker has them
 # (an assignment adds its lesson's own, Assignment.preload).
 PRELOAD = ("numpy", "torch.nn", "torch.nn.functional", "torch.autograd.function", "torch.optim", "graphviz",
            "torchviz")
-PAYLOAD = "payload.json"
 MAX_REQUEST = 1 << 16
+FDS = 5  # a worker's messages, output and control pipes, its payload, and its init's status pipe
 
 
 def prime() -> None:
@@ -70,20 +66,21 @@ def _warm_up(preload: list[str], extra_checks: list[str]) -> None:
         warm_up(set(extra_checks))
 
 
-def _become_worker(request: dict, fds: list[int], snapshot, baseline: int, parent: int) -> None:
-    """In the forked worker: wait until the grader knows it (and it is in its cgroup), read the payload,
-    confine itself, then run the submission. Never returns."""
+def _become_worker(request: dict, fds: list[int], snapshot, baseline: int, parent: int,
+                   contained: bool) -> None:
+    """In the worker: read the payload, confine itself, then run the submission. Never returns."""
     from autograder.sandbox import worker
 
-    messages, output, control = fds
+    messages, output, control, payload = fds
     try:
         signal.signal(signal.SIGINT, signal.default_int_handler)  # as in any Python program
-        close_except({messages, output, control})
-        if os.read(control, 1) != b"s":
+        close_except({messages, output, control, payload})
+        if not contained and os.read(control, 1) != b"s":  # in a container its init waited for it
             os._exit(0)
-        payload = worker.read_payload(os.path.join(request["workdir"], PAYLOAD))
+        task = worker.read_payload(payload)
         limits = Limits(**request["limits"])
-        confine(request["uid"], request["workdir"], limits, baseline, request["cpu"])
+        workdir = container.WORKDIR if contained else request["workdir"]
+        confine(request["uid"], workdir, limits, baseline, request["cpu"], contained)
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid(), which clears it: die with this parent
         if os.getppid() != parent:
             os._exit(0)
@@ -95,37 +92,73 @@ def _become_worker(request: dict, fds: list[int], snapshot, baseline: int, paren
         os.close(output)
         sys.stdout = sys.stderr = worker.CappedWriter(1, limits.output_bytes)
         sys.stdin = open(os.devnull)  # noqa: SIM115
-        worker.run(messages, control, payload, snapshot)
+        worker.run(messages, control, task, snapshot)
     except BaseException:  # noqa: BLE001, S110 - the worker's end is seen and explained by the grader
         pass
     os._exit(0)
 
 
-def _join(pid: int, procs: list[str]) -> bool:
-    """Moves the worker into its slot's cgroup (a file per hierarchy) before it may start; False if it
-    could not."""
+def _tell(fd: int, message: dict) -> None:
+    with contextlib.suppress(OSError):
+        os.write(fd, (json.dumps(message) + "\n").encode())
+
+
+def _become_init(request: dict, fds: list[int], snapshot, baseline: int) -> None:
+    """In a worker's init, PID 1 of a PID namespace of its own: wait until the grader knows it (and it
+    is in its slot's cgroup), make the worker's namespaces, fork the worker, and stay only to tell the
+    grader how the worker ended (its status, on the status pipe). When the init ends, the kernel ends
+    every process of its namespace: nothing a worker started outlives it. Never returns."""
+    messages, output, control, payload, status = fds
     try:
-        for path in procs:
-            with open(path, "w") as f:
-                f.write(str(pid))
-    except OSError:
-        return False
-    return bool(procs)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        close_except(set(fds))
+        if os.read(control, 1) != b"s":
+            os._exit(0)
+        limits = Limits(**request["limits"])
+        uid = request["uid"]
+        try:
+            container.worker_namespaces(uid if uid is not None else 0, limits.tmp_bytes)
+        except OSError as error:
+            _tell(status, {"error": f"the worker's container could not be made ({error})"})
+            os._exit(0)
+        child = os.fork()
+        if child == 0:
+            os.close(status)
+            _become_worker(request, [messages, output, control, payload], snapshot, baseline, 1, True)
+        close_except({status})
+        prctl(PR_SET_DUMPABLE, 0)  # the worker, same user on the machine, may not read or trace this one
+        while True:
+            pid, code = os.waitpid(-1, 0)
+            if pid == child:
+                _tell(status, {"status": code})
+                break
+    except BaseException:  # noqa: BLE001, S110 - the grader sees the init end without a status
+        pass
+    os._exit(0)
 
 
-def _spawn(request: dict, fds: list[int], snapshot, baseline: int) -> tuple[int, bool]:
-    """Forks a worker; returns its pid (0 on failure) and whether it is in its slot's cgroup. The worker
-    waits for the grader's word before it does anything, so it is in the cgroup before it runs."""
+def _spawn(request: dict, fds: list[int], snapshot, baseline: int, pidns: int | None) -> int:
+    """Forks a worker (in a container: its init, PID 1 of a new PID namespace); returns its pid here, 0
+    on failure. The worker waits for the grader's word before it does anything, so that the grader can
+    put it in its slot's cgroup first."""
     parent = os.getpid()
     try:
+        if pidns is not None:
+            container.unshare(container.CLONE_NEWPID)  # the next child is PID 1 of a namespace of its own
         pid = os.fork()
     except OSError:
         pid = 0
     if pid == 0:
-        _become_worker(request, fds, snapshot, baseline, parent)
+        if pidns is not None:
+            _become_init(request, fds, snapshot, baseline)
+        os.close(fds[4])
+        _become_worker(request, fds[:4], snapshot, baseline, parent, False)
+    if pidns is not None:
+        with contextlib.suppress(OSError):
+            container.setns(pidns, container.CLONE_NEWPID)  # back: the next worker's namespace is new
     for fd in fds:
         os.close(fd)
-    return pid, pid > 0 and _join(pid, request.get("cgroup") or [])
+    return max(pid, 0)
 
 
 def _reap(pid: int) -> int:
@@ -146,11 +179,27 @@ def _reap(pid: int) -> int:
         return 0
 
 
-def serve(channel: socket.socket) -> None:
+def _forget_command_line() -> None:
+    """Blanks this process's command line and initial environment in memory, which every fork inherits
+    and /proc/self/cmdline and /proc/self/environ show: the grader's (a fork of it) names the
+    instructor's folders and files, and its environment may hold the instructor's tokens."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        arg_start, arg_end, env_start, env_end = (int(x) for x in fields[45:49])
+    except (OSError, ValueError, IndexError):
+        return
+    for start, end in ((arg_start, arg_end), (env_start, env_end)):
+        if 0 < start < end:
+            ctypes.memset(start, 0, end - start)
+
+
+def serve(channel: socket.socket, contained: bool) -> None:
     snapshot, baseline, workers = None, 0, set()
+    pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC) if contained else None
     while True:
         try:
-            data, fds, _, _ = socket.recv_fds(channel, MAX_REQUEST, 3)
+            data, fds, _, _ = socket.recv_fds(channel, MAX_REQUEST, FDS)
         except OSError:
             return
         if not data:
@@ -167,15 +216,24 @@ def serve(channel: socket.socket) -> None:
 
                 readable_paths()
                 seccomp_program()  # compiled once here; a worker only loads it
+                _forget_command_line()
                 snapshot = Snapshot()  # what workers put back after student code ran
                 gc.freeze()  # a worker's garbage collector then leaves these pages alone
                 baseline = baseline_memory()
             channel.send(b'{"ready": true}')
-        elif request["do"] == "spawn" and snapshot is not None and len(fds) == 3:
-            pid, joined = _spawn(request, fds, snapshot, baseline)
+        elif request["do"] == "spawn" and snapshot is not None and len(fds) == FDS:
+            pid = _spawn(request, fds, snapshot, baseline, pidns)
+            handle = []
             if pid > 0:
                 workers.add(pid)
-            channel.send(json.dumps({"pid": pid, "cgroup": joined}).encode())
+                with contextlib.suppress(OSError):
+                    handle = [os.pidfd_open(pid)]  # the grader learns the worker's pid on the machine from it
+            reply = json.dumps({"pid": pid}).encode()
+            if handle:
+                socket.send_fds(channel, [reply], handle)
+                os.close(handle[0])
+            else:
+                channel.send(reply)
         elif request["do"] == "reap" and isinstance(request.get("pid"), int) and request["pid"] in workers:
             workers.discard(request["pid"])
             channel.send(json.dumps({"status": _reap(request["pid"])}).encode())
@@ -183,34 +241,90 @@ def serve(channel: socket.socket) -> None:
             for fd in fds:
                 os.close(fd)
             # every request gets its reply, in order
-            channel.send(b'{"pid": 0, "cgroup": false, "status": 0}')
+            channel.send(b'{"pid": 0, "status": 0}')
 
 
-def run(fd: int, grader: int) -> None:
-    """The clean parent's life, on the socket `fd`, as a child of the grader `grader`."""
+def run(fd: int, grader: int | None) -> None:
+    """The clean parent's life, on the socket `fd`: as a child of the grader `grader`, or (None) as PID 1
+    of the container's PID namespace."""
     # Ctrl-C is the grader's to handle; this process ends with it
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != grader:
+    if grader is not None and os.getppid() != grader:
         os._exit(0)
     close_except({fd})
     os.chdir("/")
-    try:
-        with open("/proc/self/oom_score_adj", "w") as f:
-            f.write("-500")  # the memory a worker takes is its own to lose, not the parent's
-    except OSError:
-        pass
     channel = socket.socket(fileno=fd)
     import torch
 
     torch.set_num_threads(1)  # one thread per worker; also keeps fork() safe
-    serve(channel)
+    serve(channel, contained=grader is None)
+
+
+def start(fd: int, grader: int, sync: int, go: int, contained: bool) -> None:
+    """The clean parent's first process, a child of the grader. Without a container it is the clean
+    parent. With one, it makes a user, mount and PID namespace, tells the grader (`u` on `sync`), waits
+    until the grader has written the namespace's user ids (`m` on `go`), and forks the clean parent, PID
+    1 there, which builds the container's root and says `r` (or `x` and why, when a step fails). This
+    process then only waits, so that the grader's child ends when the clean parent does."""
+    try:
+        _start(fd, grader, sync, go, contained)
+    except Exception as error:  # noqa: BLE001 - said to the grader, which says it to the instructor
+        with contextlib.suppress(OSError):
+            os.write(sync, b"x" + f"{type(error).__name__}: {error}".encode(errors="replace"))
+
+
+def _start(fd: int, grader: int, sync: int, go: int, contained: bool) -> None:
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != grader:
+        os._exit(0)
+    with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as f:
+        f.write("-500")  # the memory a worker takes is its own to lose, not the parent's
+    if not contained:
+        os.close(go)
+        os.write(sync, b"r")
+        os.close(sync)
+        run(fd, grader)
+        return
+    paths = readable_paths()  # before the root is replaced: what the interpreter and its packages need
+    # libseccomp is found by running ldconfig: before the PID namespace, whose first child must be the
+    # clean parent
+    seccomp_program()
+    try:
+        container.outer_namespaces()
+    except OSError as error:
+        os.write(sync, b"x" + str(error).encode(errors="replace"))
+        return
+    os.write(sync, b"u")
+    if os.read(go, 1) != b"m":
+        return
+    os.close(go)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            container.build_root(paths)
+        except Exception as error:  # noqa: BLE001 - said to the grader, which says it to the instructor
+            os.write(sync, b"x" + f"{type(error).__name__}: {error}".encode(errors="replace"))
+            os._exit(0)
+        os.write(sync, b"r")
+        os.close(sync)
+        run(fd, None)
+        os._exit(0)
+    close_except(set())
+    while True:
+        with contextlib.suppress(InterruptedError):
+            done, _ = os.waitpid(pid, 0)
+            if done == pid:
+                return
 
 
 def main() -> None:
-    fd, grader = int(sys.argv[1]), int(sys.argv[2])
+    fd, grader, sync, go, contained = (int(x) for x in sys.argv[1:6])
     del sys.argv[1:]
-    run(fd, grader)
+    try:
+        start(fd, grader, sync, go, bool(contained))
+    finally:
+        os._exit(0)
 
 
 if __name__ == "__main__":

@@ -52,13 +52,11 @@ class CappedWriter:
         return False
 
 
-def read_payload(path: str) -> dict:
-    """The submission's cells and problems, written by the grader into the worker's folder; removed at
-    once, so that nothing of it stays on disk while student code runs."""
-    with open(path, "rb") as f:
-        payload = json.loads(f.read())
-    os.unlink(path)
-    return payload
+def read_payload(fd: int) -> dict:
+    """The submission's cells and visible problems, from the unnamed file the grader wrote them to; the
+    descriptor is closed once read."""
+    with os.fdopen(fd, "rb") as f:
+        return json.loads(f.read())
 
 
 def write_modules(modules: dict[str, str]) -> list[str]:
@@ -193,6 +191,9 @@ def run(messages: int, control: int, payload: dict, snapshot: Snapshot) -> None:
         restore()
         clear_interpreter_hooks()
         name = command.get("problem")
+        definition = command.get("definition")
+        if isinstance(definition, dict) and definition.get("name") == name and name not in problems:
+            problems[name] = (Spec.from_dict(definition), definition["cases"])  # a hidden problem, asked now
         if name in problems:
             spec, cases = problems[name]
             if command["do"] == "measure":
