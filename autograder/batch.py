@@ -61,25 +61,29 @@ class Key:
     seed: int
     limits: dict = field(hash=False)
     grader: str = autograder.__version__
+    isolation: str = "container"  # where student code ran (sandbox.Server.isolation)
 
     def of(self, sub: Submission) -> dict:
         return {"submission": sub.sha256, "assignment": self.assignment, "definition": self.definition,
                 "extra_files": [list(e) for e in self.extra_files], "seed": self.seed, "limits": self.limits,
-                "grader": self.grader}
+                "grader": self.grader, "isolation": self.isolation}
 
 
-def make_key(assignment: Assignment, seed: int, limits: Limits, extras: list[Path] = ()) -> Key:
+def make_key(assignment: Assignment, seed: int, limits: Limits, extras: list[Path] = (),
+             isolation: str = "container") -> Key:
     from autograder.course.validate import fingerprint
 
     files = tuple((Path(p).name, hashlib.sha256(Path(p).read_bytes()).hexdigest()) for p in extras)
-    return Key(assignment.name, fingerprint(assignment, seed), files, seed, dataclasses.asdict(limits))
+    return Key(assignment.name, fingerprint(assignment, seed), files, seed, dataclasses.asdict(limits),
+               isolation=isolation)
 
 
 # Why a result is stale, in the order asked: the first component of the key that differs says why
 # (the definition's fingerprint depends on the seed, so the seed is asked first).
 STALE = (("submission", "its files changed"), ("assignment", "it was graded for another assignment"),
          ("grader", "the grader changed"), ("seed", "the seed changed"), ("limits", "the limits changed"),
-         ("extra_files", "the extra files changed"), ("definition", "the assignment's definition changed"))
+         ("extra_files", "the extra files changed"), ("definition", "the assignment's definition changed"),
+         ("isolation", "where student code runs changed"))
 
 
 def staleness(previous: dict | None, key: dict) -> str:
@@ -132,6 +136,7 @@ def extra_data(assignment: Assignment, sub: Submission, key: Key | None, graded:
                   "max_score": assignment.max_score}
     if key is not None:
         data["key"] = key.of(sub)
+        data["isolation"] = key.isolation
     if sub.identity:
         data["identity"] = sub.identity
     if sub.modules:
@@ -199,10 +204,16 @@ def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = Fa
     feedback.html per submission, grades.csv and report.html for the class."""
     prepare_out(out)
     limits = limits or Limits()
-    key = make_key(assignment, seed, limits, extras)
     # Made before anything about the class is read: the clean parent warms up meanwhile.
     with Pipeline(assignment, limits, workers, seed, server, Private([*paths, out])) as pipeline:
+        key = make_key(assignment, seed, limits, extras, pipeline.isolation)
+        if pipeline.isolation != "container":
+            say(f"warning: {NOT_ISOLATED} ({pipeline.isolation})")
         return _grade(pipeline, assignment, paths, out, force, progress, key)
+
+
+NOT_ISOLATED = ("student code ran WITHOUT a container, under your own account (--no-isolation): it could read "
+                "every file you can read")
 
 
 def say(text: str) -> None:

@@ -48,6 +48,11 @@ class Pipeline:
         self.private = private or Private()
         self.pool = Pool(limits or Limits(), workers, *warm_up(assignment, preload), server)
 
+    @property
+    def isolation(self) -> str:
+        """Where student code runs: "container", or "none: " and why (sandbox.Server.isolation)."""
+        return self.pool.server.isolation
+
     def grade(self, subs: list[Submission]) -> Iterator[tuple[Submission, Graded]]:
         """Each submission with its Graded record: those that could not be read first (failed everywhere,
         without a worker), then the others as their workers finish."""

@@ -21,8 +21,9 @@ def combine(assignment, files: list[Graded]) -> tuple[list, dict[str, str]]:
     return chosen, source
 
 
-def results_document(assignment, files: list[Graded], settings: Settings, seconds: float) -> dict:
-    """Gradescope's results.json for one submission."""
+def results_document(assignment, files: list[Graded], settings: Settings, seconds: float,
+                     isolation: str = "container") -> dict:
+    """Gradescope's results.json for one submission (isolation: where its code ran, Server.isolation)."""
     from autograder.pipeline import failed_everywhere
 
     fmt = settings.output_format
@@ -33,7 +34,7 @@ def results_document(assignment, files: list[Graded], settings: Settings, second
     # Tests students may see are drawn first, so the picture budget goes to them before hidden ones.
     outputs = {i: render_test(chosen[i], fmt, pictures, graphs_shown)
                for i in sorted(range(len(chosen)), key=lambda i: chosen[i].hidden)}
-    extra = {"assignment": assignment.name, "seed": settings.seed,
+    extra = {"assignment": assignment.name, "seed": settings.seed, "isolation": isolation,
              "files": [{"file": f.submission, "sha256": f.sha256, "score": f.score} for f in files]}
     return gradescope_results(chosen, [outputs[i] for i in range(len(chosen))],
                               [p.name for p in assignment.problems],

@@ -49,9 +49,11 @@ def summarize(problems: list[str], rows: list[tuple[str, dict]]) -> dict:
     totals, per_problem = [], {p: Counter() for p in problems}
     checks: dict[str, dict] = {}
     causes: dict[tuple[str, str], Cause] = {}
-    not_loaded, timed_out = [], []
+    not_loaded, timed_out, not_isolated = [], [], []
     for sid, result in rows:
         extra = result.get("extra_data") or {}
+        if extra.get("isolation", "container") != "container":
+            not_isolated.append(sid)
         status = extra.get("status", "graded")
         totals.append(result["score"])
         scores = Counter()
@@ -81,7 +83,7 @@ def summarize(problems: list[str], rows: list[tuple[str, dict]]) -> dict:
                                                      if c.problem in problems else 0, c.text))
     return {"submissions": len(rows), "totals": totals,
             "problems": {p: {f"{k:g}": v for k, v in sorted(per_problem[p].items())} for p in problems},
-            "checks": checks, "not_loaded": not_loaded, "timed_out": timed_out,
+            "checks": checks, "not_loaded": not_loaded, "timed_out": timed_out, "not_isolated": not_isolated,
             "causes": [{"problem": c.problem, "cause": c.text, "checks": c.checks, "students": c.students,
                         "hidden": c.hidden} for c in ranked]}
 

@@ -2,7 +2,10 @@
 
     server.py    the clean parent: a fresh interpreter with torch and the measuring code, nothing else
     worker.py    a worker's life: run the cells, then measure what the grader asks for
-    confine.py   the kernel's limits a worker puts on itself (rlimits, user id, namespaces, Landlock, seccomp)
+    container.py the container: namespaces, a minimal read-only root, a tmpfs per worker, no capabilities
+    confine.py   the limits a worker puts on itself (rlimits, user id; outside a container Landlock too)
+    seccomp.py   the system calls a worker may not make
+    kernel.py    the C library's prctl and system calls
     cgroups.py   a memory, CPU-share and process cgroup per worker, where one can be written
     processes.py finding and killing what a worker left, worker user ids, leftovers of killed graders
     protocol.py  the JSON lines between grader and worker
@@ -14,14 +17,14 @@
 
 What this cannot stop: code in a worker shares the process that measures it, so a determined submission
 can still forge its own measurements (write made-up numbers into its pipe). It can forge nothing else:
-it holds no classmate's work, no hidden test and no reference answer, and every verdict is computed in
-the grader.
+it holds no classmate's work, no reference answer, no hidden problem before its visible ones are
+measured (nothing it says after that reaches the student), and every verdict is computed in the grader.
 """
 
 from autograder.sandbox.confine import Limits, landlock_abi
-from autograder.sandbox.parent import Server, default_workers
+from autograder.sandbox.parent import ContainerUnavailable, Server, default_workers
 from autograder.sandbox.pool import Pool, run_all
 from autograder.sandbox.tasks import Measure, Outcome, Task
 
-__all__ = ["Limits", "Measure", "Outcome", "Pool", "Server", "Task", "default_workers", "landlock_abi",
+__all__ = ["ContainerUnavailable", "Limits", "Measure", "Outcome", "Pool", "Server", "Task", "default_workers", "landlock_abi",
            "run_all"]

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 from autograder import config
 from autograder.sandbox import container
-from autograder.sandbox.seccomp import seccomp
 from autograder.sandbox.kernel import (  # noqa: F401 - re-exported for the sandbox's other modules
     PR_GET_CHILD_SUBREAPER,
     PR_SET_CHILD_SUBREAPER,
@@ -30,6 +29,7 @@ from autograder.sandbox.kernel import (  # noqa: F401 - re-exported for the sand
     libc,
     prctl,
 )
+from autograder.sandbox.seccomp import seccomp
 
 CAP_DAC_READ_SEARCH, CAPABILITY_VERSION_3 = 2, 0x20080522
 CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWNET = 0x08000000, 0x10000000, 0x40000000

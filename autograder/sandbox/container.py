@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import os
 import platform
 import struct
@@ -105,9 +106,18 @@ def _write(path: str, text: str) -> None:
 
 # -- the clean parent's namespaces ----------------------------------------------------------------------
 
+_REFUSALS = {errno.ENOSPC: "the kernel allows no more user namespaces here (sysctl user.max_user_namespaces)",
+             errno.EPERM: "this user may not make user namespaces (AppArmor's restriction on Ubuntu, or "
+                          "kernel.unprivileged_userns_clone=0)",
+             errno.EINVAL: "this kernel has no user namespaces", errno.ENOSYS: "this kernel has no namespaces"}
+
+
 def outer_namespaces() -> None:
     """In the clean parent's first process: a user, mount and PID namespace (its next child is PID 1)."""
-    unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID)
+    try:
+        unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID)
+    except ContainerError as error:
+        raise ContainerError(error.errno, _REFUSALS.get(error.errno, str(error))) from None
 
 
 def id_maps(uid: int, gid: int, worker_ids: range | None) -> tuple[str, str]:
@@ -143,7 +153,7 @@ def _place(source: str, target: str) -> bool:
         os.makedirs(target, exist_ok=True)
     else:
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        open(target, "a").close()  # noqa: SIM115 - a mount point for a file
+        open(target, "a").close()
     mount(source, target, None, MS_BIND | MS_REC)
     read_only(target)
     return True
@@ -167,6 +177,7 @@ def build_root(paths: list[str]) -> None:
     """In the clean parent (PID 1 of its own PID namespace, root of its own user namespace): replaces
     the machine's file system with a minimal one. `paths`: what workers may read (the interpreter, its
     packages, the system's libraries). Afterwards this process sees nothing else of the machine."""
+    unshare(CLONE_NEWNS)  # a mount namespace of its own: its parent keeps the machine's view
     mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing done here reaches the machine's mounts
     mount("tmpfs", _STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
     os.chdir(_STAGE)
@@ -205,7 +216,7 @@ def _make_dev(source: str, target: str) -> None:
     mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
     for name in DEVICES:
         if os.path.exists(os.path.join(source, name)):
-            open(os.path.join(target, name), "a").close()  # noqa: SIM115 - a mount point
+            open(os.path.join(target, name), "a").close()
             mount(os.path.join(source, name), os.path.join(target, name), None, MS_BIND)
     for name, link in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                        ("stderr", "/proc/self/fd/2"), ("shm", "/tmp")):

@@ -20,11 +20,11 @@ from autograder.sandbox.processes import (
     WORKDIR_PREFIX,
     Reaper,
     describe_status,
-    kill_group,
     first_child,
+    kill_group,
     kill_tree,
-    pid_of,
     kill_user,
+    pid_of,
     remove_folder,
 )
 from autograder.sandbox.protocol import Lines, parse, send

@@ -55,7 +55,7 @@ class Server:
     It runs in a container (container.py) where the machine allows one: `isolation` is then "container".
     Where it does not, it raises ContainerUnavailable, unless `fallback` allows the clean parent to run
     under the grader's own account with the older confinement (confine.py): `isolation` is then
-    "no container: " and the reason."""
+    "none: " and the reason."""
 
     def __init__(self, fork: bool = False, fallback: bool = False):
         self.isolation = "container"
@@ -65,7 +65,7 @@ class Server:
             if not fallback:
                 raise ContainerUnavailable(unavailable_message(str(error))) from None
             self._start(fork, contained=False)
-            self.isolation = f"no container: {error}"
+            self.isolation = f"none: the container could not be made: {error}"
 
     def _start(self, fork: bool, contained: bool) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)

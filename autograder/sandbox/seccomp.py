@@ -10,8 +10,8 @@ import errno
 import functools
 import tempfile
 
-from autograder.sandbox.kernel import PR_SET_NO_NEW_PRIVS, libc, prctl
 from autograder.sandbox.container import NAMESPACE_FLAGS
+from autograder.sandbox.kernel import PR_SET_NO_NEW_PRIVS, libc, prctl
 
 # Refused with EPERM whatever their arguments: calls that escape the memory limits (memory behind a file
 # descriptor is not address space), read or write another process's memory, make or join namespaces,

@@ -1,0 +1,109 @@
+"""An ordinary user, as most instructors grade: a real account with no capability at all, its own copy of
+the project in its home and its own virtual environment there, built from a Python every user may run.
+
+The account is made once per machine (`useradd`); the copy of the project is refreshed at every test
+session; the virtual environment is rebuilt when requirements.txt or pyproject.toml changes (a stamp of
+their hash), so that only the first session on a machine pays for the packages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pwd
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+NAME = "autograder-test"
+# What the copy leaves out: the root's environment, the history, what builds and tests leave behind.
+IGNORED = shutil.ignore_patterns(".venv", ".git", "build", "__pycache__", ".pytest_cache", ".ruff_cache",
+                                 "node_modules", "*.egg-info", ".jupyter_cache", "demo-feedback")
+
+
+@dataclass(frozen=True)
+class User:
+    uid: int
+    gid: int
+    home: Path
+    project: Path
+    python: Path
+
+    def run(self, args: list, cwd: Path | None = None, timeout: float = 1800,
+            env: dict | None = None) -> subprocess.CompletedProcess:
+        """args run as this user, with no capability (none inherited, none to gain) and its own HOME."""
+        command = ["setpriv", f"--reuid={self.uid}", f"--regid={self.gid}", "--init-groups",
+                   "--inh-caps=-all", "--bounding-set=-all", *map(str, args)]
+        # pip's own settings pass through: the same package sources as the tests' own environment
+        pip = {k: v for k, v in os.environ.items() if k.startswith("PIP_")}
+        environment = pip | {"HOME": str(self.home), "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
+                             "PYTHONHASHSEED": "0"} | (env or {})
+        return subprocess.run(command, cwd=cwd or self.home, env=environment, capture_output=True, text=True,
+                              timeout=timeout, check=False)
+
+    def own(self, path: Path) -> Path:
+        """Gives path (a folder the tests made for this user) to the user, with everything in it."""
+        for folder, _, files in os.walk(path):
+            for name in [folder, *(os.path.join(folder, f) for f in files)]:
+                os.lchown(name, self.uid, self.gid)
+        return path
+
+
+def base_python() -> str | None:
+    """A Python of at least 3.11 with venv that every user may run (not one under /root)."""
+    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3", "/usr/bin/python3.12", "/usr/bin/python3.11"):
+        if not os.path.exists(candidate) or not os.stat(os.path.realpath(candidate)).st_mode & 0o005:
+            continue
+        probe = subprocess.run([candidate, "-c", "import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 11))"],
+                               capture_output=True, check=False)
+        if probe.returncode == 0:
+            return candidate
+    return None
+
+
+def why_not() -> str:
+    """Why the tests cannot grade as an ordinary user here ('' when they can)."""
+    if os.geteuid() != 0:
+        return "the tests make an ordinary user only when they run as root"
+    for program in ("useradd", "setpriv"):
+        if shutil.which(program) is None:
+            return f"{program} is missing"
+    if base_python() is None:
+        return "no Python 3.11+ with venv that an ordinary user may run (Debian: apt-get install python3-venv)"
+    return ""
+
+
+def _stamp() -> str:
+    digest = hashlib.sha256()
+    for name in ("requirements.txt", "pyproject.toml"):
+        digest.update((ROOT / name).read_bytes())
+    return digest.hexdigest()
+
+
+def ordinary_user() -> User:
+    """The account, with a fresh copy of the project and an up-to-date environment."""
+    try:
+        entry = pwd.getpwnam(NAME)
+    except KeyError:
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", NAME], check=True, capture_output=True)
+        entry = pwd.getpwnam(NAME)
+    home = Path(entry.pw_dir)
+    home.chmod(0o700)  # the user's own secrets live here: only it may look
+    user = User(entry.pw_uid, entry.pw_gid, home, home / "project", home / "venv" / "bin" / "python")
+    shutil.rmtree(user.project, ignore_errors=True)
+    shutil.copytree(ROOT, user.project, ignore=IGNORED, symlinks=True)
+    user.own(user.project)
+    stamp = home / "venv" / ".stamp"
+    if not stamp.exists() or stamp.read_text() != _stamp():
+        shutil.rmtree(home / "venv", ignore_errors=True)
+        for step in ([base_python(), "-m", "venv", home / "venv"],
+                     [user.python, "-m", "pip", "install", "-q", "-c", user.project / "requirements.txt",
+                      "-e", user.project]):
+            done = user.run(step, timeout=1800)
+            assert done.returncode == 0, f"{step}: {done.stderr[-2000:]}"
+        stamp.write_text(_stamp())
+        os.chown(stamp, user.uid, user.gid)
+    return user
