@@ -212,8 +212,8 @@ def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = Fa
         return _grade(pipeline, assignment, paths, out, force, progress, key)
 
 
-NOT_ISOLATED = ("student code ran WITHOUT a container, under your own account (--no-isolation): it could read "
-                "every file you can read")
+NOT_ISOLATED = ("student code ran WITHOUT a container, under your own account (--no-isolation): it could "
+                "read every file you can read")
 
 
 def say(text: str) -> None:

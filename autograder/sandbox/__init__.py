@@ -26,5 +26,6 @@ from autograder.sandbox.parent import ContainerUnavailable, Server, default_work
 from autograder.sandbox.pool import Pool, run_all
 from autograder.sandbox.tasks import Measure, Outcome, Task
 
-__all__ = ["ContainerUnavailable", "Limits", "Measure", "Outcome", "Pool", "Server", "Task", "default_workers", "landlock_abi",
-           "run_all"]
+__all__ = ["ContainerUnavailable", "Limits", "Measure", "Outcome", "Pool", "Server", "Task",
+           "default_workers",
+           "landlock_abi", "run_all"]

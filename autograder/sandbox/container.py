@@ -109,7 +109,8 @@ def _write(path: str, text: str) -> None:
 _REFUSALS = {errno.ENOSPC: "the kernel allows no more user namespaces here (sysctl user.max_user_namespaces)",
              errno.EPERM: "this user may not make user namespaces (AppArmor's restriction on Ubuntu, or "
                           "kernel.unprivileged_userns_clone=0)",
-             errno.EINVAL: "this kernel has no user namespaces", errno.ENOSYS: "this kernel has no namespaces"}
+             errno.EINVAL: "this kernel has no user namespaces",
+             errno.ENOSYS: "this kernel has no namespaces"}
 
 
 def outer_namespaces() -> None:
@@ -169,8 +170,8 @@ def _targets(paths: list[str]) -> list[str]:
         if os.path.islink(path):
             wanted.add(os.path.realpath(path))
     ordered = sorted(wanted)
-    return [p for i, p in enumerate(ordered)
-            if p != os.sep and not any(p.startswith(q + os.sep) for q in ordered[:i] if not os.path.islink(q))]
+    return [p for i, p in enumerate(ordered) if p != os.sep
+            and not any(p.startswith(q + os.sep) for q in ordered[:i] if not os.path.islink(q))]
 
 
 def build_root(paths: list[str]) -> None:

@@ -35,7 +35,8 @@ MAX_DRAIN = 64 * 1024 * 1024  # bytes read from a finished worker's pipes, howev
 
 
 F_SETPIPE_SZ = 1031
-CONTROL_PIPE_BYTES = 1 << 20  # what an ordinary user may give a pipe (fs.pipe-max-size): a hidden problem fits
+# what an ordinary user may give a pipe (fs.pipe-max-size): a hidden problem's inputs fit in one write
+CONTROL_PIPE_BYTES = 1 << 20
 
 
 def problem(measure: Measure) -> dict:
@@ -129,7 +130,7 @@ class Job:
                 self.group.add(self.pid)
                 self.oom_kills = self.group.oom_kills()
             except OSError:
-                self.group = None  # the slot's cgroup could not be joined: leftovers are found by process tree
+                self.group = None  # not joined: leftovers are found by process tree
         for end in (self.messages, self.printed, self.control, self.status):
             os.set_blocking(end, False)
         self.tell(b"s")  # known here (and in its cgroup): the worker may start

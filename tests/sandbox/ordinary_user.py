@@ -39,8 +39,8 @@ class User:
                    "--inh-caps=-all", "--bounding-set=-all", *map(str, args)]
         # pip's own settings pass through: the same package sources as the tests' own environment
         pip = {k: v for k, v in os.environ.items() if k.startswith("PIP_")}
-        environment = pip | {"HOME": str(self.home), "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
-                             "PYTHONHASHSEED": "0"} | (env or {})
+        environment = pip | {"HOME": str(self.home), "PATH": "/usr/local/bin:/usr/bin:/bin",
+                             "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"} | (env or {})
         return subprocess.run(command, cwd=cwd or self.home, env=environment, capture_output=True, text=True,
                               timeout=timeout, check=False)
 
@@ -54,11 +54,12 @@ class User:
 
 def base_python() -> str | None:
     """A Python of at least 3.11 with venv that every user may run (not one under /root)."""
-    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3", "/usr/bin/python3.12", "/usr/bin/python3.11"):
+    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3", "/usr/bin/python3.12",
+                      "/usr/bin/python3.11"):
         if not os.path.exists(candidate) or not os.stat(os.path.realpath(candidate)).st_mode & 0o005:
             continue
-        probe = subprocess.run([candidate, "-c", "import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 11))"],
-                               capture_output=True, check=False)
+        probe = subprocess.run([candidate, "-c", "import sys, venv, ensurepip; "
+                                "sys.exit(sys.version_info < (3, 11))"], capture_output=True, check=False)
         if probe.returncode == 0:
             return candidate
     return None
@@ -72,7 +73,8 @@ def why_not() -> str:
         if shutil.which(program) is None:
             return f"{program} is missing"
     if base_python() is None:
-        return "no Python 3.11+ with venv that an ordinary user may run (Debian: apt-get install python3-venv)"
+        return ("no Python 3.11+ with venv that an ordinary user may run "
+                "(Debian: apt-get install python3-venv)")
     return ""
 
 
@@ -88,7 +90,8 @@ def ordinary_user() -> User:
     try:
         entry = pwd.getpwnam(NAME)
     except KeyError:
-        subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", NAME], check=True, capture_output=True)
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", NAME], check=True,
+                       capture_output=True)
         entry = pwd.getpwnam(NAME)
     home = Path(entry.pw_dir)
     home.chmod(0o700)  # the user's own secrets live here: only it may look
