@@ -58,8 +58,8 @@ def base_python() -> str | None:
                       "/usr/bin/python3.11"):
         if not os.path.exists(candidate) or not os.stat(os.path.realpath(candidate)).st_mode & 0o005:
             continue
-        probe = subprocess.run([candidate, "-c", "import sys, venv, ensurepip; "
-                                "sys.exit(sys.version_info < (3, 11))"], capture_output=True, check=False)
+        check = "import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 11))"
+        probe = subprocess.run([candidate, "-c", check], capture_output=True, check=False)
         if probe.returncode == 0:
             return candidate
     return None
