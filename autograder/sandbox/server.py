@@ -111,6 +111,7 @@ def _become_init(request: dict, fds: list[int], snapshot, baseline: int) -> None
     messages, output, control, payload, status = fds
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        os.setsid()  # its own group: a worker that signals its parent's group reaches this init alone
         close_except(set(fds))
         if os.read(control, 1) != b"s":
             os._exit(0)

@@ -44,6 +44,13 @@ class User:
         return subprocess.run(command, cwd=cwd or self.home, env=environment, capture_output=True, text=True,
                               timeout=timeout, check=False)
 
+    def popen(self, args: list) -> subprocess.Popen:
+        """args started as this user, as run() runs them, without waiting (its output is piped)."""
+        command = ["setpriv", f"--reuid={self.uid}", f"--regid={self.gid}", "--init-groups",
+                   "--inh-caps=-all", "--bounding-set=-all", *map(str, args)]
+        return subprocess.Popen(command, cwd=self.home, env={"HOME": str(self.home), "PATH": "/usr/bin:/bin"},
+                                stdout=subprocess.PIPE, text=True)
+
     def own(self, path: Path) -> Path:
         """Gives path (a folder the tests made for this user) to the user, with everything in it."""
         for folder, _, files in os.walk(path):

@@ -1,17 +1,17 @@
 """Does one batch of hostile submissions (tests/sandbox/hostile/) get graded to the end, each hostile
 submission failing for its own cause, while the right submissions among them keep full marks?
 
-The whole folder and two copies of alice.py are graded in one run of the command line as root (workers
-under their own user ids). The hazards whose containment does not rest on user ids are graded again as an
-ordinary user: once with Landlock (which then keeps workers from writing files or signalling the grader)
-and once without it (process groups, the child subreaper and resource limits only). Nothing here measures
-time: only the results, the files and the processes left behind are checked.
+The whole folder and two copies of alice.py are graded in one run of the command line in each way an
+instructor grades: as root (workers under their own user ids, in containers), as an ordinary user with no
+capability (its own account, copy of the project and virtual environment; containers in an unprivileged
+user namespace), and as that user where the kernel refuses user namespaces, with --no-isolation (no
+container: resource limits, Landlock and seccomp only). Nothing here measures time: only the results,
+the files and the processes left behind are checked.
 """
 
 import csv
 import html
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -22,33 +22,19 @@ import pytest
 
 from autograder.sandbox import landlock_abi
 from tests.conftest import ALICE, ROOT
+from tests.sandbox.ordinary_user import ordinary_user, why_not
 
 pytestmark = pytest.mark.slow
 
 HOSTILE = ROOT / "tests" / "sandbox" / "hostile"
 LOAD_SECONDS, PROBLEM_SECONDS = 20, 10
 PROBLEMS = ["KillHead", "MyReLU", "Exp", "LinearFunction"]
-NOBODY = 65534
-# Graded again as an ordinary user: the hazards whose containment does not rest on the worker's user id.
-AS_USER = ["background", "write_output", "kill_grader", "fork_bomb", "fork_once", "hang_backward",
-           "crash_segfault", "exit_os", "print_flood", "patch_autograder", "thread_patch",
-           "control_zero_backward", "control_wrong"]
-# ... and without Landlock: nothing that writes files or signals (the worker shares the grader's user id).
-AS_USER_WITHOUT_LANDLOCK = ["background", "fork_bomb", "hang_backward", "crash_segfault", "exit_os", "memory",
-                            "print_flood", "sigterm", "patch_autograder", "thread_patch",
-                            "control_zero_backward"]
-WITHOUT_LANDLOCK = f"""
-import sys
-from pathlib import Path
-
-from autograder.course import find_assignment
-from autograder.batch import grade
-from autograder.sandbox import Limits
-
-limits = Limits(load_seconds={LOAD_SECONDS}, problem_seconds={PROBLEM_SECONDS}, landlock=False)
-grade(find_assignment("custom-functions"), [Path(p) for p in sys.argv[2:]], Path(sys.argv[1]), workers=2,
-      limits=limits, progress=False)
-"""
+# Without a container, the hazards whose containment does not rest on a user id or a namespace of the
+# worker's own (with Landlock: no file written, no signal sent outside the worker).
+WITHOUT_CONTAINER = ["background", "write_output", "kill_grader", "fork_once", "hang_backward",
+                     "crash_segfault", "exit_os", "print_flood", "patch_autograder", "thread_patch",
+                     "control_zero_backward", "control_wrong"]
+MODES = ["root", "user", "user-no-isolation"]
 
 
 class Batch:
@@ -78,27 +64,22 @@ class Batch:
         return found
 
 
-def grade(out: Path, cwd: Path, paths: list[Path], user: int | None = None,
-          landlock: bool = True) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "autograder", "grade", "--assignment", "custom-functions",
-               "--out", str(out), "--load-timeout", str(LOAD_SECONDS),
-               "--problem-timeout", str(PROBLEM_SECONDS), "--jobs", "2", "--quiet", *map(str, paths)]
-    if not landlock:  # the command line has no switch for it: the same grading, through batch.grade()
-        command = [sys.executable, "-c", WITHOUT_LANDLOCK, str(out), *map(str, paths)]
-    if user is not None:  # an ordinary user that may still read an interpreter installed under /root
-        command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups",
-                   "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search", *command]
-    return subprocess.run(command, check=False, cwd=cwd, capture_output=True, text=True, timeout=1800)
-
-
-def can_run_as_user(landlock: bool) -> str:
-    if os.geteuid() != 0:
-        return "the tests must run as root to grade as another user"
-    if not shutil.which("setpriv"):
-        return "setpriv is missing"
-    if landlock and landlock_abi() < 6:
-        return "without Landlock (ABI 6: signal scoping) an ordinary user's workers could signal the grader"
-    return ""
+def grade(base: Path, out: Path, cwd: Path, paths: list[Path], mode: str) -> subprocess.CompletedProcess:
+    """The command line as the mode's instructor runs it, under tests/sandbox/survivors.py, which lists
+    in base/survivors.json what the grading left running."""
+    user = None if mode == "root" else ordinary_user()
+    python, project = (sys.executable, ROOT) if user is None else (user.python, user.project)
+    command = [python, "-m", "autograder", "grade", "--assignment", "custom-functions", "--out", out,
+               "--load-timeout", LOAD_SECONDS, "--problem-timeout", PROBLEM_SECONDS, "--jobs", "2", "--quiet",
+               *paths]
+    if mode == "user-no-isolation":
+        refuse = project / "tests" / "sandbox" / "no_user_namespaces.py"
+        command = [python, refuse, *command, "--no-isolation"]
+    command = [python, project / "tests" / "sandbox" / "survivors.py", base / "survivors.json", *command]
+    if user is not None:
+        return user.run(command, cwd=cwd)
+    return subprocess.run(list(map(str, command)), check=False, cwd=cwd, capture_output=True, text=True,
+                          timeout=1800)
 
 
 def class_folders(base: Path, files: list[Path]) -> list[Path]:
@@ -113,29 +94,34 @@ def class_folders(base: Path, files: list[Path]) -> list[Path]:
     return folders
 
 
-@pytest.fixture(scope="module", params=["root", "user", "user-without-landlock"])
+@pytest.fixture(scope="module", params=MODES)
 def batch(request, tmp_path_factory) -> Batch:
-    base = tmp_path_factory.mktemp(f"hostile-{request.param}")
+    mode = request.param
+    if mode != "root" and (reason := why_not()):
+        pytest.skip(reason)
+    if mode == "user-no-isolation" and landlock_abi() < 6:
+        pytest.skip("without a container and Landlock's signal scoping (ABI 6), a worker could signal "
+                    "the grader")
+    names = sorted(p.stem for p in HOSTILE.glob("*.py")) if mode != "user-no-isolation" else WITHOUT_CONTAINER
+    if mode == "root":
+        base = tmp_path_factory.mktemp(f"hostile-{mode}")
+    else:  # in the user's home, where it grades
+        user = ordinary_user()
+        base = user.home / f"hostile-{mode}"
+        shutil.rmtree(base, ignore_errors=True)
+        base.mkdir()
     out, cwd = base / "out", base / "cwd"
     cwd.mkdir()
     (cwd / "keep").mkdir()  # the grader's working folder, which a submission may try to write into
-    if request.param == "root":
-        if os.geteuid() != 0:
-            pytest.skip("workers get their own user ids only when the grader is root")
-        names = sorted(p.stem for p in HOSTILE.glob("*.py"))
-        user = None
-    else:
-        landlock = request.param == "user"
-        if reason := can_run_as_user(landlock):
-            pytest.skip(reason)
-        names = AS_USER if landlock else AS_USER_WITHOUT_LANDLOCK
-        user = NOBODY
-        for folder in (base, cwd, cwd / "keep"):
-            os.chown(folder, NOBODY, NOBODY)
     paths = class_folders(base, [HOSTILE / f"{n}.py" for n in names])
-    run = grade(out, cwd, paths, user, request.param != "user-without-landlock")
+    if mode != "root":
+        user.own(base)
+    run = grade(base, out, cwd, paths, mode)
     assert run.returncode == 0, run.stderr[-3000:]
-    return Batch(out, cwd, run, names + ["alice", "alice-2"])
+    batch = Batch(out, cwd, run, names + ["alice", "alice-2"])
+    batch.survivors = json.loads((base / "survivors.json").read_text())
+    batch.mode = mode
+    return batch
 
 
 def assert_all_failed(batch: Batch, sid: str, *phrases: str, problems=PROBLEMS) -> None:
@@ -176,16 +162,8 @@ def assert_scores_like(batch: Batch, sid: str, control: str) -> None:
 
 
 def left_running(batch: Batch) -> list[str]:
-    """Processes forked from this batch's grader (their command line names its output folder)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
-        except OSError:
-            continue
-        if entry.name.isdigit() and str(batch.out) in command:
-            found.append(f"{entry.name}: {command}")
-    return found
+    """What the batch's grader left running when it ended (tests/sandbox/survivors.py)."""
+    return batch.survivors
 
 
 # -- the batch as a whole -----------------------------------------------------------------------------
@@ -332,7 +310,9 @@ def test_trying_to_kill_the_grader_changes_nothing(batch):
     """Does a right submission that signals its parent, its parent's group and every process it may
     reach keep full marks, without the grader noticing?"""
     assert_full_marks(batch, "kill_grader")
-    assert "Operation not permitted" in batch.page("kill_grader")
+    # in a container its parent is its own init, which ignores it; without one, the grader is out of reach
+    assert ("signal sent" if batch.mode != "user-no-isolation" else "Operation not permitted") \
+        in batch.page("kill_grader")
 
 
 # -- tampering with the verdicts ----------------------------------------------------------------------
@@ -347,6 +327,15 @@ def test_patching_torch_earns_nothing_for_wrong_functions(batch):
             assert tests[check]["status"] == "failed", (problem, check)
         assert "GradcheckError" in tests["gradcheck"]["output"]
     assert_scores_like(batch, "patch_torch", "control_wrong")
+
+
+def test_isolation_is_stated(batch):
+    """Does every results.json say where the code ran: in a container, or (--no-isolation) not?"""
+    for sid in batch.submissions:
+        isolation = batch.results(sid)["extra_data"]["isolation"]
+        assert (isolation == "container") == (batch.mode != "user-no-isolation"), (sid, isolation)
+    if batch.mode == "user-no-isolation":
+        assert "WITHOUT a container" in batch.run.stderr
 
 
 def test_patching_the_autograder_earns_nothing_for_wrong_functions(batch):
