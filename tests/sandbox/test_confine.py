@@ -1,10 +1,12 @@
-"""Can student code read the grader's files when the worker keeps no capability (as on Gradescope)?"""
+"""The older confinement, used where the container cannot be made (Gradescope without user namespaces,
+or --no-isolation): can student code read the grader's files when the worker keeps no capability, and
+does Landlock hold where it keeps one?"""
 
 import os
 
 import pytest
 
-from autograder.sandbox import Limits, Task, landlock_abi, run_all
+from autograder.sandbox import Limits, Pool, Server, Task, landlock_abi
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="workers change user id only when the grader is "
                                                           "root")
@@ -32,7 +34,13 @@ def secret(tmp_path):
 
 
 def run(cells: list[str], limits: Limits) -> str:
-    ((_, outcome),) = list(run_all([Task("probe", cells, [])], limits, workers=1))
+    """The cells in a worker of the older confinement (a clean parent told not to make a container)."""
+    pool = Pool(limits, workers=1, server=Server(container=False))
+    try:
+        assert pool.server.isolation.startswith("none: ")
+        ((_, outcome),) = list(pool.run([Task("probe", cells, [])]))
+    finally:
+        pool.close()
     assert not outcome.cell_errors, outcome.cell_errors
     return outcome.output
 

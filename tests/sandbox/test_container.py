@@ -51,6 +51,12 @@ seen = {"uid": os.getuid(), "pids": sorted(int(p) for p in os.listdir("/proc") i
                    if l.startswith(("Cap", "NoNewPrivs", "Seccomp:"))},
         "hostname": socket.gethostname(),
         "interfaces": sorted(os.listdir("/sys/class/net")) if os.path.exists("/sys/class/net") else []}
+for name, path in (("cmdline", "/proc/self/cmdline"), ("environ", "/proc/self/environ"),
+                   ("init", "/proc/1/cmdline")):
+    try:
+        seen[name] = open(path, "rb").read().replace(b"\0", b"").decode(errors="replace")
+    except OSError as error:
+        seen[name] = type(error).__name__
 try:
     socket.create_connection(("127.0.0.1", 22), timeout=2)
     seen["tcp"] = "connected"
@@ -66,12 +72,19 @@ print("SEEN " + json.dumps(seen))
 '''
 
 
+TOKEN = "TOKEN-OF-THE-INSTRUCTOR-8812"
+
+
 @pytest.fixture(scope="module")
 def seen():
     if os.geteuid() != 0:
         pytest.skip("run as root here; the ordinary user's batch below covers that mode")
     cells = [LOOK.replace("__VENV__", repr(sys.prefix))]
-    ((_, outcome),) = list(run_all([Task("look", cells, [])], Limits(), workers=1))
+    os.environ["AUTOGRADER_TEST_TOKEN"] = TOKEN  # in the grader's environment, as an instructor's token is
+    try:
+        ((_, outcome),) = list(run_all([Task("look", cells, [])], Limits(), workers=1))
+    finally:
+        del os.environ["AUTOGRADER_TEST_TOKEN"]
     assert not outcome.cell_errors, outcome.cell_errors
     line = next(line for line in outcome.output.splitlines() if line.startswith("SEEN "))
     return json.loads(line[5:])
@@ -107,6 +120,12 @@ def test_a_worker_writes_nothing_outside_its_own_folders(seen):
     """The virtual environment and /etc are read-only to it (the grader's account owns them)."""
     assert seen[f"wrote {sys.prefix}"] in (13, 30)  # EACCES or EROFS
     assert seen["wrote /etc/passwd"] in (13, 30)
+
+
+def test_a_worker_reads_neither_the_graders_command_line_nor_its_environment(seen):
+    """The clean parent blanks both before forking: a worker's (and its init's) are empty."""
+    assert seen["cmdline"] == seen["init"] == ""
+    assert TOKEN not in seen["environ"] and "autograder" not in seen["environ"]
 
 
 def test_a_worker_has_no_network(seen):
@@ -251,8 +270,15 @@ def test_an_attacker_sees_and_reaches_no_other_process(batch):
 
 
 def test_private_files_and_devices_are_out_of_reach(batch):
-    assert "READ " not in batch.page("private_files")
-    assert "LISTED" not in batch.page("private_files")
+    """The secret, the machine's keys and passwords are not there; a home folder shows only the place of
+    the interpreter or the virtual environment that holds the grader's packages, if that is where they
+    are installed (the folders of the minimal root leading to them)."""
+    page = batch.page("private_files")
+    assert "READ " not in page
+    for line in page.splitlines():
+        if line.startswith("LISTED"):
+            names = set(line.split("[", 1)[1].strip("]").replace("'", "").split(", ")) - {""}
+            assert names <= {".pyenv", "venv", "project", "autograder-test"}, line
     page = batch.page("raw_device")
     assert "FOUND-MARK" not in page and "READ-DEVICE" not in page
     assert f"dev: {DEV}" in page

@@ -9,7 +9,7 @@ import pytest
 
 from autograder.course import find_assignment
 from autograder.pipeline import problem_jobs
-from autograder.sandbox import Limits, Task, run_all
+from autograder.sandbox import Limits, Pool, Server, Task
 from autograder.sandbox.cgroups import Cgroups
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(os.geteuid() != 0 or Cgroups.find() is None,
@@ -62,11 +62,17 @@ print("not stopped")
 """
 
 
-def _outcomes(cells_per_task: list[str], limits: Limits) -> list:
-    """Each task's outcome, asked for one problem (KillHead: a failure to load is told through it)."""
+def _outcomes(cells_per_task: list[str], limits: Limits, container: bool = True) -> list:
+    """Each task's outcome, asked for one problem (KillHead: a failure to load is told through it). With
+    container=False, the older confinement, where the slot's cgroup is what ends a worker's leftovers (in a
+    container, its PID namespace ends them too)."""
     problems = problem_jobs(find_assignment("custom-functions"), 0)[:1]
     tasks = [Task(i, [cells], problems) for i, cells in enumerate(cells_per_task)]
-    return [outcome for _, outcome in sorted(run_all(tasks, limits, workers=1), key=lambda pair: pair[0])]
+    pool = Pool(limits, workers=1, server=Server(container=container))
+    try:
+        return [outcome for _, outcome in sorted(pool.run(tasks), key=lambda pair: pair[0])]
+    finally:
+        pool.close()
 
 
 def test_clearing_a_group_kills_its_members_and_keeps_it_for_the_next_worker():
@@ -86,7 +92,7 @@ def test_clearing_a_group_kills_its_members_and_keeps_it_for_the_next_worker():
 
 
 def test_what_a_worker_leaves_in_its_slot_is_gone_before_the_next_one():
-    daemon, counter = _outcomes([LEAVES_A_DAEMON, COUNTS_ITS_GROUP], Limits(load_seconds=20))
+    daemon, counter = _outcomes([LEAVES_A_DAEMON, COUNTS_ITS_GROUP], Limits(load_seconds=20), container=False)
     assert daemon.data["KillHead"]["defined"] is True
     assert "members 1" in counter.output, counter.output + str(counter.cell_errors)
 

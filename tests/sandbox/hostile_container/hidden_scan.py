@@ -5,27 +5,38 @@ import gc
 import os
 import sys
 
-WANTED = ("Hidden linear", "SECRET-EXTRA")
+# The hidden problem's name and the extra file's secret, spelled so that the scan does not find its own source
+WANTED = tuple(bytes.fromhex(h).decode() for h in ("48696464656e206c696e656172", "5345435245542d4558545241"))
 
 
-def look(text) -> bool:
-    return isinstance(text, str) and any(w in text for w in WANTED)
+def look(value) -> bool:
+    """value, or (shallowly) a container's strings, names a hidden problem."""
+    if isinstance(value, str):
+        return any(w in value for w in WANTED)
+    if value is WANTED:
+        return False
+    if isinstance(value, dict):
+        return any(look(k) or look(v) for k, v in value.items() if isinstance(k, str) or isinstance(v, str))
+    if isinstance(value, (list, tuple, set)):
+        return any(look(v) for v in value if isinstance(v, str))
+    return False
 
 
 frame = sys._getframe()
 while frame is not None:
-    if any(look(v) or look(repr(v)[:10000]) for v in [*frame.f_locals.values(), *frame.f_globals.values()]):
+    if any(look(v) for v in [*frame.f_locals.values(), *frame.f_globals.values()]):
         print("FOUND-HIDDEN in a frame")
     frame = frame.f_back
 for obj in gc.get_objects():
     try:
-        if look(obj) or (isinstance(obj, (dict, list, tuple)) and look(repr(obj)[:100000])):
-            print("FOUND-HIDDEN in memory")
+        if look(obj):
+            print("FOUND-HIDDEN in memory", type(obj).__name__)
             break
-    except Exception:  # noqa: BLE001, S110 - an object that cannot be shown hides nothing
+    except Exception:  # noqa: BLE001, S110 - an object that cannot be read hides nothing
         pass
+installed = ("/usr", "/lib", "/bin", "/sbin", "/proc", "/sys", "/dev", sys.prefix, sys.base_prefix)
 for folder, _, names in os.walk("/"):
-    if folder.startswith(("/proc", "/sys", "/dev")):
+    if folder.startswith(installed):
         continue
     for name in names:
         try:
@@ -46,7 +57,6 @@ def watch(cls):
             print("HIDDEN-INPUT-SEEN", input.tolist())
             with open("seen.txt", "w") as f:
                 f.write("HIDDEN-INPUT-SEEN")
-            raise RuntimeError("HIDDEN-INPUT-SEEN")
         return forward(ctx, input, weight, bias)
 
     cls.forward = staticmethod(watched)
