@@ -53,9 +53,13 @@ def startup() -> None:
     subprocess.run(["rm", "-rf", str(work)], check=False)
 
 
-def _workers_cpu(parent: int) -> float:
+def _workers_cpu(started: int, contained: bool) -> float:
     """CPU seconds of the workers the clean parent has reaped so far (it reaps each one as it ends, when
-    the grader asks): its children's user and system time, fields 16 and 17 of /proc/PID/stat."""
+    the grader asks; a worker's init reaps the worker first): its children's user and system time, fields
+    16 and 17 of /proc/PID/stat. `started`: the process the grader started, whose one child is the clean
+    parent in a container (it is the clean parent without one)."""
+    found = Path(f"/proc/{started}/task/{started}/children").read_text().split() if contained else []
+    parent = int(found[0]) if found else started
     fields = Path(f"/proc/{parent}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
 
@@ -73,9 +77,10 @@ def per_submission(assignment, k: int = 12) -> None:
                              ("wrong (bob.py)", (EXAMPLES / "bob.py").read_text())):
             subs = [Submission(str(i), None, [source]) for i in range(k)]
             cpu, wall = [], []
-            last = _workers_cpu(pipeline.pool.server.pid)
+            contained = pipeline.isolation == "container"
+            last = _workers_cpu(pipeline.pool.server.pid, contained)
             for _, graded in pipeline.grade(subs):
-                now = _workers_cpu(pipeline.pool.server.pid)
+                now = _workers_cpu(pipeline.pool.server.pid, contained)
                 cpu.append(now - last)
                 wall.append(graded.seconds)
                 last = now
