@@ -44,12 +44,13 @@ class User:
         return subprocess.run(command, cwd=cwd or self.home, env=environment, capture_output=True, text=True,
                               timeout=timeout, check=False)
 
-    def popen(self, args: list) -> subprocess.Popen:
-        """args started as this user, as run() runs them, without waiting (its output is piped)."""
+    def popen(self, args: list, cwd: Path | None = None, **pipes) -> subprocess.Popen:
+        """args started as this user, as run() runs them, without waiting (stdout piped unless told)."""
         command = ["setpriv", f"--reuid={self.uid}", f"--regid={self.gid}", "--init-groups",
                    "--inh-caps=-all", "--bounding-set=-all", *map(str, args)]
-        return subprocess.Popen(command, cwd=self.home, env={"HOME": str(self.home), "PATH": "/usr/bin:/bin"},
-                                stdout=subprocess.PIPE, text=True)
+        return subprocess.Popen(command, cwd=cwd or self.home, text=True,
+                                env={"HOME": str(self.home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                                **({"stdout": subprocess.PIPE} | pipes))
 
     def own(self, path: Path) -> Path:
         """Gives path (a folder the tests made for this user) to the user, with everything in it."""

@@ -358,31 +358,45 @@ def test_no_isolation_grades_and_says_so_everywhere(refusing):
     assert "Not isolated" in (base / "out1" / "report.html").read_text()
 
 
-def test_a_killed_grader_leaves_nothing_behind(tmp_path):
-    """A grader killed with SIGKILL mid-batch takes its clean parent and every worker with it."""
-    if os.geteuid() != 0:
+@pytest.mark.parametrize("mode", ["root", "user"])
+def test_a_killed_grader_leaves_nothing_behind(mode, tmp_path):
+    """A grader killed with SIGKILL mid-batch takes its clean parent and every worker with it, and leaves
+    no folder behind, as root and as an ordinary user."""
+    if mode == "root" and os.geteuid() != 0:
         pytest.skip("as root here")
-    (tmp_path / "class").mkdir()
-    (tmp_path / "class" / "slow.py").write_text("import time\ntime.sleep(600)\n")
-    grader = subprocess.Popen([sys.executable, "-m", "autograder", "grade", "--assignment",
-                               "custom-functions", "--out", str(tmp_path / "out"), "--quiet",
-                               str(tmp_path / "class")],
-                              stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    if mode == "user" and (reason := why_not()):
+        pytest.skip(reason)
+    user = ordinary_user() if mode == "user" else None
+    base = tmp_path if user is None else user.home / "killed"
+    shutil.rmtree(base / "class", ignore_errors=True)
+    shutil.rmtree(base / "out", ignore_errors=True)
+    (base / "class").mkdir(parents=True)
+    (base / "class" / "slow.py").write_text("import time\ntime.sleep(600)\n")
+    python = sys.executable if user is None else user.python
+    command = [python, "-m", "autograder", "grade", "--assignment", "custom-functions", "--out", base / "out",
+               "--quiet", base / "class"]
+    before = set(Path("/tmp").iterdir())
+    if user is None:
+        grader = subprocess.Popen(list(map(str, command)), stderr=subprocess.PIPE, text=True, cwd=base)
+    else:
+        user.own(base)
+        grader = user.popen(command, cwd=base, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert "to grade" in grader.stderr.readline()  # the class is read: workers are being started
     for _ in range(600):  # until a worker runs: the clean parent's two processes, an init, a worker
         children = _descendants(grader.pid)
         if len(children) >= 4:
             break
         time.sleep(0.1)
-    grader.kill()
+    os.kill(grader.pid, 9)  # setpriv became the grader (it execs)
     grader.wait()
-    assert children, "the grader had started no process"
+    assert len(children) >= 4, children
     for _ in range(300):
         alive = [pid for pid in children if _alive(pid)]
         if not alive:
             break
         time.sleep(0.1)
     assert not alive, alive
+    assert [p for p in set(Path("/tmp").iterdir()) - before if p.name.startswith("autograder-")] == []
 
 
 def _descendants(pid: int) -> list[int]:

@@ -310,9 +310,12 @@ def test_trying_to_kill_the_grader_changes_nothing(batch):
     """Does a right submission that signals its parent, its parent's group and every process it may
     reach keep full marks, without the grader noticing?"""
     assert_full_marks(batch, "kill_grader")
-    # in a container its parent is its own init, which ignores it; without one, the grader is out of reach
-    assert ("signal sent" if batch.mode != "user-no-isolation" else "Operation not permitted") \
-        in batch.page("kill_grader")
+    page = batch.page("kill_grader")
+    # in a container its parent is its own init, which ignores it or refuses it, and no one else is there;
+    # without one, Landlock's signal scoping keeps the grader out of reach
+    assert page.count("signal sent") + page.count("could not signal") == 3, page[-2000:]
+    if batch.mode == "user-no-isolation":
+        assert "Operation not permitted" in page
 
 
 # -- tampering with the verdicts ----------------------------------------------------------------------
@@ -379,7 +382,9 @@ def test_writing_into_the_output_folder_changes_nothing(batch):
     a daemon too, fail to write anything there, scoring what its wrong Functions score?"""
     assert_scores_like(batch, "write_output", "control_wrong")
     page = batch.page("write_output")
-    assert "could not write" in page and "WROTE" not in page
+    # it does not even find the folder (the grader's command line is blanked, and in a container nothing of
+    # the machine is there); where it does, it cannot write
+    assert "WROTE" not in page
     written = sorted(p.name for p in batch.out.iterdir())
     assert written == sorted(batch.submissions + ["grades.csv", "report.html"])
     for folder in batch.out.iterdir():
