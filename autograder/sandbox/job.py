@@ -10,6 +10,7 @@ import fcntl
 import json
 import os
 import select
+import signal
 import tempfile
 import time
 from dataclasses import asdict
@@ -20,7 +21,6 @@ from autograder.sandbox.processes import (
     WORKDIR_PREFIX,
     Reaper,
     describe_status,
-    first_child,
     kill_group,
     kill_tree,
     kill_user,
@@ -83,7 +83,8 @@ class Job:
         self.no_threads = False
         self.lines = Lines()
         self.output, self.output_dropped, self.output_closed = bytearray(), False, False
-        self.pid, self.local, self.pidfd, self.oom_kills, self.worker = 0, 0, None, 0, 0
+        self.pid, self.local, self.pidfd, self.oom_kills = 0, 0, None, 0
+        self.init, self.initfd, self.broken = 0, None, ""  # a container's init; why it could not be made
         self.workdir = None if contained else tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
         try:
             if self.workdir is not None and uid is not None:
@@ -99,9 +100,8 @@ class Job:
         control_r, self.control = os.pipe()
         with contextlib.suppress(OSError):  # room for a hidden problem's inputs in one write
             fcntl.fcntl(self.control, F_SETPIPE_SZ, CONTROL_PIPE_BYTES)
-        self.status, status_w = os.pipe()
         # the worker's: sent to the clean parent, then closed here
-        self.ends = [messages_w, output_w, control_r, payload, status_w]
+        self.ends = [messages_w, output_w, control_r, payload]
 
     def spawn(self, server) -> None:
         """Asks the clean parent for the worker (the reply comes later: `started`); raises ServerGone."""
@@ -118,12 +118,13 @@ class Job:
                 os.close(end)
         self.ends = []
 
-    def started(self, local: int, pidfd: int | None) -> None:
-        """The worker exists (`local`: its pid as the clean parent sees it; `pidfd`: a handle on it, from
-        which its pid on the machine is read): it joins its slot's cgroup, its deadline starts now, and
-        it may start."""
-        self.local, self.pidfd, self.began = local, pidfd, time.monotonic()
+    def started(self, local: int, pidfd: int | None = None, initfd: int | None = None) -> None:
+        """The worker exists (`local`: its pid as the clean parent sees it; `pidfd`, `initfd`: handles on
+        it and on its container's init, from which their pids on the machine are read): it joins its
+        slot's cgroup, its deadline starts now, and it may start."""
+        self.local, self.pidfd, self.initfd, self.began = local, pidfd, initfd, time.monotonic()
         self.pid = (pid_of(pidfd) if pidfd is not None else 0) or local
+        self.init = pid_of(initfd) if initfd is not None else 0
         self.deadline = self.began + self.limits.load_seconds
         if self.group is not None:
             try:
@@ -131,14 +132,14 @@ class Job:
                 self.oom_kills = self.group.oom_kills()
             except OSError:
                 self.group = None  # not joined: leftovers are found by process tree
-        for end in (self.messages, self.printed, self.control, self.status):
+        for end in (self.messages, self.printed, self.control):
             os.set_blocking(end, False)
         self.tell(b"s")  # known here (and in its cgroup): the worker may start
 
     def abandon(self) -> None:
         """No worker came (the clean parent failed): what was made for it goes."""
         self.close_ends()
-        for fd in (self.messages, self.printed, self.control, self.status):
+        for fd in (self.messages, self.printed, self.control):
             with contextlib.suppress(OSError):
                 os.close(fd)
         if self.workdir is not None:
@@ -205,6 +206,8 @@ class Job:
                 self.loaded = True
                 self.crowded |= self.kill_leftovers() > 0  # what the cells left running: daemons, fork bombs
                 self.next_problem()
+            elif event == "no-container" and not self.loaded and not self.stopped:
+                self.broken = f"could not be put in its container ({str(message.get('error'))[:300]})"
             elif event == "threads" and self.loaded and not self.stopped:
                 self.no_threads = True
             elif event in ("measured", "explained") and self.current is not None \
@@ -218,15 +221,10 @@ class Job:
 
     def kill_leftovers(self) -> int:
         """Kills what the worker's cells started; returns how many were alive. With a cgroup, its member
-        list is the answer; otherwise the process table is searched for the worker's descendants. In a
-        container the worker is its init's first child, and everything else in it is a leftover."""
-        keep = {self.pid}
-        if self.contained:
-            self.worker = first_child(self.pid)
-            keep.add(self.worker)
-        if self.group is None:
-            return kill_tree(self.pid, keep=keep)
-        others = self.group.pids() - keep
+        list is the answer; otherwise the process table is searched for the worker's descendants."""
+        if self.group is None:  # (in a container, what the worker orphaned is its init's)
+            return kill_tree(self.pid) + (kill_tree(self.init) if self.init else 0)
+        others = self.group.pids() - {self.pid}
         for pid in others:
             with contextlib.suppress(OSError):
                 os.kill(pid, 9)
@@ -303,6 +301,7 @@ class Job:
             self.deadline = float("inf")
             kill_group(self.pid)  # the worker and all it started; a new one measures the problems left
             kill_tree(self.pid, keep_root=False)
+            self.end_container()
         elif self.loaded:
             self.stop("The process running your code stopped responding between two problems.")
         else:
@@ -320,6 +319,7 @@ class Job:
         self.stopped = True
         kill_group(self.pid)
         kill_tree(self.pid, keep_root=False)
+        self.end_container()
         self.deadline = float("inf")
 
     def exited(self) -> bool:
@@ -351,32 +351,25 @@ class Job:
                 else:
                     self.keep_output(chunk)
 
-    def worker_status(self, status: int | None) -> tuple[int | None, str]:
-        """The worker's own exit status (in a container, what its init said; else `status`), and why its
-        container could not be made, if it could not."""
-        if not self.contained:
-            return status, ""
-        try:
-            said = parse(os.read(self.status, 4096).split(b"\n", 1)[0])
-        except OSError:
-            said = None
-        said = said or {}
-        if isinstance(said.get("error"), str):
-            return status, f"could not start: {said['error'][:300]}"
-        return (said["status"] if isinstance(said.get("status"), int) else status), ""
+    def end_container(self) -> None:
+        """Ends the worker's PID namespace, whatever is left in it, by killing its init (through its
+        pidfd: once reaped, its pid may belong to another process)."""
+        if self.initfd is not None:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self.initfd, signal.SIGKILL)
 
     def ended(self) -> None:
         """The worker has ended, and is not reaped yet: read what it left in the pipes, and kill the
         stragglers in its process group (which, until the worker is reaped, is still its own)."""
         self.drain()
         kill_group(self.pid)
+        self.end_container()
 
     def finish(self, reaper: Reaper | None, workers: set[int], status: int | None) -> Outcome:
         """The worker is reaped (`status`, None when it could not be had): clear away what it left
-        running, and say why any problem has no data. In a container the worker's own status comes from
-        its init, on the status pipe."""
-        status, broken = self.worker_status(status)
-        cause = broken or describe_status(status if status is not None else 9)
+        running, and say why any problem has no data."""
+        self.end_container()
+        cause = self.broken or describe_status(status if status is not None else 9)
         if self.group is not None and self.group.oom_kills() > self.oom_kills:
             cause = "was killed because it used more memory than the grader allows"
         data, failures = self.outcome.data, self.outcome.failures
@@ -410,7 +403,7 @@ class Job:
             if self.uid is not None and (strays or self.crowded or reaper is None or not reaper.active):
                 # a backstop: the subreaper already caught whatever left the worker's tree
                 kill_user(self.uid)
-        for fd in (self.messages, self.printed, self.control, self.status, self.pidfd):
+        for fd in (self.messages, self.printed, self.control, self.pidfd, self.initfd):
             if fd is not None:
                 with contextlib.suppress(OSError):
                     os.close(fd)

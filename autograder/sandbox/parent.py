@@ -136,17 +136,16 @@ class Server:
             raise ServerGone(str(error)) from None
 
     def reply(self) -> dict:
-        """The next reply, in the order of the requests (blocks until it comes); a pidfd that comes with
-        it is under "pidfd"."""
+        """The next reply, in the order of the requests (blocks until it comes); the pidfds that come with
+        it are under "pidfds"."""
         try:
-            reply, fds, _, _ = socket.recv_fds(self.channel, 1 << 16, 1)
+            reply, fds, _, _ = socket.recv_fds(self.channel, 1 << 16, 2)
         except OSError as error:
             raise ServerGone(str(error)) from None
         if not reply:
             raise ServerGone("the worker parent ended")
         message = json.loads(reply)
-        if fds:
-            message["pidfd"] = fds[0]
+        message["pidfds"] = fds  # the worker's, then (in a container) its init's
         return message
 
     def warm_up(self, preload: list[str], extra_checks: list[str]) -> None:
@@ -165,8 +164,8 @@ class Server:
             self.ready = True
 
     def request(self, request: dict, fds: list[int]) -> None:
-        """Asks for a worker; its pid (in the clean parent's terms) and a pidfd come with a later
-        `reply_with_handle()` ({"pid": 0} and no pidfd when none could be forked)."""
+        """Asks for a worker; its pid (in the clean parent's terms) and pidfds of it and of its init come
+        with a later `reply()` ({"pid": 0} and none when none could be forked)."""
         self._send(dict(request, do="spawn"), fds)
 
     def reap(self, pid: int) -> None:

@@ -167,17 +167,17 @@ class _Batch:
             self.finished(job, reply.get("status") if isinstance(reply.get("status"), int) else None)
             return
         pid = reply.get("pid") if isinstance(reply.get("pid"), int) else 0
-        pidfd = reply.get("pidfd")
-        if pid <= 0 or (pidfd is None and job.contained):
-            if pidfd is not None:
-                os.close(pidfd)
+        pidfds = list(reply.get("pidfds") or [])
+        if pid <= 0 or (job.contained and len(pidfds) != 2):
+            for fd in pidfds:
+                os.close(fd)
             job.abandon()
             self.slots.give_back(job.slot, job.group)
             self.done.append((job.task.key, failed(job.problems, job.outcome if job.again else None,
                                                    NO_WORKER)))
             return
         self.server_failures = 0
-        job.started(pid, pidfd)
+        job.started(pid, *pidfds[:2])
         self.running[job.pid] = job
         self.selector.register(job.messages, selectors.EVENT_READ, (job, "messages"))
         self.selector.register(job.printed, selectors.EVENT_READ, (job, "output"))

@@ -65,21 +65,6 @@ def pid_of(pidfd: int) -> int:
     return 0
 
 
-def first_child(pid: int) -> int:
-    """A container's worker: the oldest living child of its init (0 if none)."""
-    children = [child for child, (ppid, _, state) in _processes().items()
-                if ppid == pid and state not in ("Z", "X")]
-    return min(children, key=_started, default=0)
-
-
-def _started(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return int(f.read().rsplit(b")", 1)[1].split()[19])
-    except (OSError, ValueError, IndexError):
-        return 1 << 62
-
-
 def kill_tree(root: int, keep_root: bool = True, keep: set[int] = frozenset()) -> int:
     """Kills every descendant of root but those in keep (and root itself unless keep_root), again and
     again until none is left alive: processes forking while they are being killed (a fork bomb) are

@@ -3,16 +3,18 @@ extra file or reference answer, so that a worker forked from it holds nothing ab
 
 It imports torch, the measuring code and the lesson's modules, takes the snapshot that workers put back
 after student code ran (measure/snapshot.py), freezes its objects out of garbage collection (a fork then
-copies as few pages as it can), and then forks workers on request, one fork each. It puts each worker
-in its slot's cgroup before the worker may start, and reaps a worker only when the grader asks (the
-grader watches it end through a pidfd): until then the worker is a zombie, so its pid and process group
-stay its own while the grader kills what it left. What a worker orphans goes to the grader, a child
-subreaper, which kills it.
+copies as few pages as it can), and then forks workers on request, one fork each. In a container
+(container.py) it is PID 1 of its own PID namespace, in its own user and mount namespaces, and sees only
+the minimal root it built; each worker gets a PID namespace of its own, whose init is a small program
+started by exec, and then makes its other namespaces itself. A worker waits for the grader's word before
+it does anything, so that the grader puts it in its slot's cgroup first. The clean parent reaps a worker
+only when the grader asks (the grader watches it end through a pidfd): until then the worker is a zombie,
+so its pid and process group stay its own while the grader kills what it left.
 
 Requests come over a Unix socket (SOCK_SEQPACKET), one JSON object each, with the worker's three pipe
-ends passed as file descriptors; every request gets one reply, in order, and the grader serves its
-running workers while it waits for them. This process never reads a payload: a submission's cells go
-from the grader straight to its worker, through a file in the worker's own folder.
+ends and its payload (an unnamed file) passed as file descriptors; every request gets one reply, in
+order, with pidfds of the worker and its init, and the grader serves its running workers while it waits
+for them. This process never reads a payload.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import time
 
 from autograder.sandbox import container
 from autograder.sandbox.confine import Limits, baseline_memory, close_except, confine, readable_paths
-from autograder.sandbox.kernel import PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl
+from autograder.sandbox.kernel import PR_SET_PDEATHSIG, prctl
 from autograder.sandbox.seccomp import seccomp_program
 
 # Modules every lesson's notebook imports: loaded once here so that each forked worker has them
@@ -38,7 +40,8 @@ from autograder.sandbox.seccomp import seccomp_program
 PRELOAD = ("numpy", "torch.nn", "torch.nn.functional", "torch.autograd.function", "torch.optim", "graphviz",
            "torchviz")
 MAX_REQUEST = 1 << 16
-FDS = 5  # a worker's messages, output and control pipes, its payload, and its init's status pipe
+FDS = 4  # a worker's messages, output and control pipes, and its payload
+INIT = "/bin/cat"  # a container's init (see _start_init): in the minimal root, as /bin is
 
 
 def prime() -> None:
@@ -67,22 +70,32 @@ def _warm_up(preload: list[str], extra_checks: list[str]) -> None:
 
 
 def _become_worker(request: dict, fds: list[int], snapshot, baseline: int, parent: int,
-                   contained: bool) -> None:
-    """In the worker: read the payload, confine itself, then run the submission. Never returns."""
+                   holds: int | None) -> None:
+    """In the worker: wait until the grader knows it (and it is in its slot's cgroup), make its
+    container's namespaces when it has one (`holds`: the pipe that keeps its init alive), read the
+    payload, confine itself, then run the submission. Never returns."""
     from autograder.sandbox import worker
+    from autograder.sandbox.protocol import send
 
     messages, output, control, payload = fds
+    contained = holds is not None
     try:
         signal.signal(signal.SIGINT, signal.default_int_handler)  # as in any Python program
-        close_except({messages, output, control, payload})
-        if not contained and os.read(control, 1) != b"s":  # in a container its init waited for it
+        close_except({messages, output, control, payload} | ({holds} if contained else set()))
+        if os.read(control, 1) != b"s":
             os._exit(0)
-        task = worker.read_payload(payload)
         limits = Limits(**request["limits"])
+        if contained:
+            try:
+                container.worker_namespaces(request["uid"] or 0, limits.tmp_bytes)
+            except OSError as error:
+                send(messages, {"event": "no-container", "error": str(error)[:500]})
+                os._exit(0)
+        task = worker.read_payload(payload)
         workdir = container.WORKDIR if contained else request["workdir"]
         confine(request["uid"], workdir, limits, baseline, request["cpu"], contained)
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid(), which clears it: die with this parent
-        if os.getppid() != parent:
+        if os.getppid() != (0 if contained else parent):  # 0: the parent is outside its PID namespace
             os._exit(0)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
@@ -98,73 +111,56 @@ def _become_worker(request: dict, fds: list[int], snapshot, baseline: int, paren
     os._exit(0)
 
 
-def _tell(fd: int, message: dict) -> None:
-    with contextlib.suppress(OSError):
-        os.write(fd, (json.dumps(message) + "\n").encode())
-
-
-def _become_init(request: dict, fds: list[int], snapshot, baseline: int) -> None:
-    """In a worker's init, PID 1 of a PID namespace of its own: wait until the grader knows it (and it
-    is in its slot's cgroup), make the worker's namespaces, fork the worker, and stay only to tell the
-    grader how the worker ended (its status, on the status pipe). When the init ends, the kernel ends
-    every process of its namespace: nothing a worker started outlives it. Never returns."""
-    messages, output, control, payload, status = fds
+def _start_init() -> tuple[int, int]:
+    """In a container: a PID namespace for the next worker, whose init (its PID 1, which the kernel lets
+    no process of the namespace kill, and whose end ends them all) is a small program started without
+    copying this process: `cat` reading a pipe that only the worker holds, so that it ends once the
+    worker and all it started have. Returns the init's pid and the pipe's end for the worker."""
+    container.unshare(container.CLONE_NEWPID)
+    holds_r, holds = os.pipe()
     try:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        os.setsid()  # its own group: a worker that signals its parent's group reaches this init alone
-        close_except(set(fds))
-        if os.read(control, 1) != b"s":
-            os._exit(0)
-        limits = Limits(**request["limits"])
-        uid = request["uid"]
-        try:
-            container.worker_namespaces(uid if uid is not None else 0, limits.tmp_bytes)
-        except OSError as error:
-            _tell(status, {"error": f"the worker's container could not be made ({error})"})
-            os._exit(0)
-        child = os.fork()
-        if child == 0:
-            os.close(status)
-            _become_worker(request, [messages, output, control, payload], snapshot, baseline, 1, True)
-        close_except({status})
-        prctl(PR_SET_DUMPABLE, 0)  # the worker, same user on the machine, may not read or trace this one
-        while True:
-            pid, code = os.waitpid(-1, 0)
-            if pid == child:
-                _tell(status, {"status": code})
-                break
-    except BaseException:  # noqa: BLE001, S110 - the grader sees the init end without a status
-        pass
-    os._exit(0)
+        init = os.posix_spawn(INIT, [INIT], {}, setsid=True,
+                              file_actions=[(os.POSIX_SPAWN_DUP2, holds_r, 0),
+                                            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)])
+    except OSError:
+        os.close(holds)
+        raise
+    finally:
+        os.close(holds_r)
+    return init, holds
 
 
-def _spawn(request: dict, fds: list[int], snapshot, baseline: int, pidns: int | None) -> int:
-    """Forks a worker (in a container: its init, PID 1 of a new PID namespace); returns its pid here, 0
-    on failure. The worker waits for the grader's word before it does anything, so that the grader can
-    put it in its slot's cgroup first."""
-    parent = os.getpid()
+def _spawn(request: dict, fds: list[int], snapshot, baseline: int, pidns: int | None) -> tuple[int, int]:
+    """Forks a worker; returns its pid here (0 on failure) and, in a container, its init's (else 0). The
+    worker waits for the grader's word before it does anything, so that the grader can put it in its
+    slot's cgroup first. In a container the worker is PID 2 of its own PID namespace, a child of this
+    process (so that it ends and is reaped as any process does, signals included)."""
+    parent, init, holds = os.getpid(), 0, None
     try:
         if pidns is not None:
-            container.unshare(container.CLONE_NEWPID)  # the next child is PID 1 of a namespace of its own
-        pid = os.fork()
+            init, holds = _start_init()
+        pid = os.fork()  # in the init's namespace
     except OSError:
         pid = 0
     if pid == 0:
-        if pidns is not None:
-            _become_init(request, fds, snapshot, baseline)
-        os.close(fds[4])
-        _become_worker(request, fds[:4], snapshot, baseline, parent, False)
+        _become_worker(request, fds, snapshot, baseline, parent, holds)
     if pidns is not None:
         with contextlib.suppress(OSError):
             container.setns(pidns, container.CLONE_NEWPID)  # back: the next worker's namespace is new
-    for fd in fds:
+    for fd in [*fds, *([holds] if holds is not None else [])]:
         os.close(fd)
-    return max(pid, 0)
+    if pid <= 0 and init > 0:
+        _reap(init, kill=True)
+        init = 0
+    return max(pid, 0), init
 
 
-def _reap(pid: int) -> int:
+def _reap(pid: int, kill: bool = False) -> int:
     """The exit status of a worker the grader saw end (or killed). A worker stays a zombie until then, so
     its pid and process group cannot be given to another process while the grader kills what it left."""
+    if kill:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
     for _ in range(2000):
         try:
             done, status = os.waitpid(pid, os.WNOHANG)
@@ -196,7 +192,7 @@ def _forget_command_line() -> None:
 
 
 def serve(channel: socket.socket, contained: bool) -> None:
-    snapshot, baseline, workers = None, 0, set()
+    snapshot, baseline, workers, inits = None, 0, set(), set()
     pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC) if contained else None
     while True:
         try:
@@ -223,21 +219,31 @@ def serve(channel: socket.socket, contained: bool) -> None:
                 baseline = baseline_memory()
             channel.send(b'{"ready": true}')
         elif request["do"] == "spawn" and snapshot is not None and len(fds) == FDS:
-            pid = _spawn(request, fds, snapshot, baseline, pidns)
-            handle = []
+            for fd in fds:
+                os.set_inheritable(fd, False)  # a container's init, started by exec, must not hold them
+            pid, init = _spawn(request, fds, snapshot, baseline, pidns)
+            handles = []
             if pid > 0:
                 workers.add(pid)
-                with contextlib.suppress(OSError):
-                    handle = [os.pidfd_open(pid)]  # the grader learns the worker's pid on the machine from it
+                if init:
+                    inits.add(init)
+                with contextlib.suppress(OSError):  # the grader learns their pids on the machine from them
+                    handles = [os.pidfd_open(p) for p in (pid, init) if p]
             reply = json.dumps({"pid": pid}).encode()
-            if handle:
-                socket.send_fds(channel, [reply], handle)
-                os.close(handle[0])
+            if handles:
+                socket.send_fds(channel, [reply], handles)
             else:
                 channel.send(reply)
+            for fd in handles:
+                os.close(fd)
         elif request["do"] == "reap" and isinstance(request.get("pid"), int) and request["pid"] in workers:
             workers.discard(request["pid"])
             channel.send(json.dumps({"status": _reap(request["pid"])}).encode())
+            for init in list(inits):  # the inits of the workers that ended: the grader ended them
+                with contextlib.suppress(ChildProcessError):
+                    if not os.waitpid(init, os.WNOHANG)[0]:
+                        continue
+                inits.discard(init)
         else:
             for fd in fds:
                 os.close(fd)
@@ -254,6 +260,7 @@ def run(fd: int, grader: int | None) -> None:
     if grader is not None and os.getppid() != grader:
         os._exit(0)
     close_except({fd})
+    os.set_inheritable(fd, False)
     os.chdir("/")
     channel = socket.socket(fileno=fd)
     import torch
