@@ -13,6 +13,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,8 +38,7 @@ class User:
         """args run as this user, with no capability (none inherited, none to gain) and its own HOME."""
         command = ["setpriv", f"--reuid={self.uid}", f"--regid={self.gid}", "--init-groups",
                    "--inh-caps=-all", "--bounding-set=-all", *map(str, args)]
-        # pip's own settings pass through: the same package sources as the tests' own environment
-        pip = {k: v for k, v in os.environ.items() if k.startswith("PIP_")}
+        pip = pip_settings()
         environment = pip | {"HOME": str(self.home), "PATH": "/usr/local/bin:/usr/bin:/bin",
                              "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"} | (env or {})
         return subprocess.run(command, cwd=cwd or self.home, env=environment, capture_output=True, text=True,
@@ -58,6 +58,21 @@ class User:
             for name in [folder, *(os.path.join(folder, f) for f in files)]:
                 os.lchown(name, self.uid, self.gid)
         return path
+
+
+def pip_settings() -> dict[str, str]:
+    """The tests' own pip settings (their configuration files and PIP_ variables) as PIP_ variables, so
+    that the user's pip installs from the same package sources (a local wheel of torch's CPU build
+    rather than a download of gigabytes)."""
+    listed = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True,
+                            check=False).stdout
+    found = {}
+    for line in listed.splitlines():
+        key, _, value = line.partition("=")
+        name = key.split(".", 1)[-1].strip()
+        if name and value:
+            found["PIP_" + name.upper().replace("-", "_")] = value.strip().strip("'\"")
+    return found | {k: v for k, v in os.environ.items() if k.startswith("PIP_")}
 
 
 def base_python() -> str | None:

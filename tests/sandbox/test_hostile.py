@@ -308,14 +308,13 @@ def test_global_torch_settings_cost_nothing(batch):
 
 def test_trying_to_kill_the_grader_changes_nothing(batch):
     """Does a right submission that signals its parent, its parent's group and every process it may
-    reach keep full marks, without the grader noticing?"""
-    assert_full_marks(batch, "kill_grader")
-    page = batch.page("kill_grader")
-    # in a container its parent is its own init, which ignores it or refuses it, and no one else is there;
-    # without one, Landlock's signal scoping keeps the grader out of reach
-    assert page.count("signal sent") + page.count("could not signal") == 3, page[-2000:]
-    if batch.mode == "user-no-isolation":
-        assert "Operation not permitted" in page
+    reach change nothing for the grader and the others (the batch ends, alice keeps full marks), and
+    fail at most itself, with the cause named?"""
+    if batch.mode == "user-no-isolation":  # Landlock's signal scoping keeps the grader out of reach
+        assert_full_marks(batch, "kill_grader")
+        assert "Operation not permitted" in batch.page("kill_grader")
+    else:  # in a container its parent is outside its PID namespace (getppid() is 0): it kills itself alone
+        assert_all_failed(batch, "kill_grader", "killed by SIGKILL", "cell 1")
 
 
 # -- tampering with the verdicts ----------------------------------------------------------------------
