@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder import config
 from autograder.intake.files import SUFFIXES, is_dir, is_link, listing
 from autograder.intake.gradescope_metadata import METADATA, read_metadata
 from autograder.intake.student_files import candidates, choose
@@ -84,6 +85,7 @@ class _Walker:
     def __init__(self, prefer: tuple[str, ...]):
         self.prefer = tuple(p.casefold() for p in prefer)
         self.discovery = Discovery([])
+        self.budget = [config.UNZIP_BYTES]  # bytes every zip of this run may still unpack, together
 
     # -- the top ------------------------------------------------------------------------------------
 
@@ -108,7 +110,7 @@ class _Walker:
                                 f"nor a folder.")
 
     def unpack(self, path: Path) -> Unpacked:
-        unpacked = unpack(path)
+        unpacked = unpack(path, budget=self.budget)
         self.discovery.temporary.append(unpacked.folder)
         for entry, why in unpacked.refused.items():
             self.discovery.warnings.append(f"{path.name}: {entry} was not unpacked: {why}.")
@@ -192,7 +194,11 @@ class _Walker:
         if any(e.name == METADATA for e in entries) or len(users) > 1:
             self.folder(root, where + ":")  # a class: Gradescope's export, Canvas's download
         else:
-            self.discovery.found.append(self.student(path.stem, unpacked.folder, where + ":"))
+            found = self.student(path.stem, unpacked.folder, where + ":")
+            if found.graded is None and unpacked.refused:  # say what in the zip could not be unpacked
+                found.error += " " + " ".join(f"{entry} was not unpacked: {why}."
+                                              for entry, why in unpacked.refused.items())
+            self.discovery.found.append(found)
 
     def subfolder(self, folder: Path, where: str) -> None:
         try:
