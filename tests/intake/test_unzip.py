@@ -83,3 +83,38 @@ def test_a_file_that_is_not_a_zip_is_a_clear_error(tmp_path):
     assert list(Path("/tmp").glob(f"autograder-{os.getpid()}-unzip-*")) == []
     (sub,) = load([tmp_path / "class"])
     assert sub.id == "mallory" and "is not a zip file" in sub.error
+
+
+def test_any_error_while_unpacking_fails_that_zip_alone(tmp_path, monkeypatch):
+    """Does an error the unpacking code never expected (here a RuntimeError from one entry) become that
+    zip's error, naming it, with nothing of the zip left, and the student beside it still read?"""
+    from autograder.intake import unzip
+
+    def broken(*args):
+        raise RuntimeError("unforeseen")
+
+    (tmp_path / "class").mkdir()
+    shutil.copy(ALICE, tmp_path / "class" / "alice.py")
+    with zipfile.ZipFile(tmp_path / "class" / "mallory.zip", "w") as z:
+        z.writestr("mallory.py", ALICE.read_text())
+    monkeypatch.setattr(unzip, "_extract", broken)
+    subs = {s.id: s for s in load([tmp_path / "class"], LESSON)}
+    assert subs["alice"].cells
+    assert "mallory.zip could not be unpacked (RuntimeError: unforeseen)" in subs["mallory"].error
+    assert list(Path("/tmp").glob(f"autograder-{os.getpid()}-unzip-*")) == []
+
+
+def test_the_zips_of_a_run_share_one_budget(tmp_path, monkeypatch):
+    """With room for about two of four zips (config.UNZIP_BYTES), are the first two read, and the one that
+    crosses the budget and the one after it refused with the cause?"""
+    from autograder import config
+
+    monkeypatch.setattr(config, "UNZIP_BYTES", 5 * 2**20)
+    (tmp_path / "class").mkdir()
+    for name in ("a", "b", "c", "d"):
+        with zipfile.ZipFile(tmp_path / "class" / f"{name}.zip", "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr(f"{name}.py", ALICE.read_text() + "#" * (2 * 2**20))
+    subs = {s.id: s for s in load([tmp_path / "class"], LESSON)}
+    assert subs["a"].cells and subs["b"].cells
+    assert "c.zip was not unpacked whole" in subs["c"].error and "d.zip was not unpacked:" in subs["d"].error
+    assert all("config.UNZIP_BYTES" in subs[n].error for n in "cd")
