@@ -49,7 +49,9 @@ class Batch(list):
         self.plan = ""  # how many were graded and why
         self.unreadable: list[str] = []  # submissions whose files could not be read, "id (where: why)"
         self.warnings: list[str] = []  # zip entries refused, metadata that could not be read
-        self.unwritten: list[str] = []  # ids whose files could not be written (a full disk): not graded
+        # ids the grader could not grade by a fault of its own (a full disk when writing their files, no
+        # worker): no row in grades.csv, no results.json of this run, so the next run grades them
+        self.not_graded: list[str] = []
         self.report: Path | None = None
 
 
@@ -245,9 +247,12 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
     for sub, graded in pipeline.grade(todo):
         if not sub.error:
             bar.update(1)
-        result = _written(out, assignment, sub, graded, key)
+        if graded.not_graded:  # the grader's fault, not the student's: no score, graded next run
+            say(f"{sub.id} was not graded: {graded.not_graded} It is not in grades.csv; run the same "
+                f"command again to grade it.")
+        result = None if graded.not_graded else _written(out, assignment, sub, graded, key)
         if result is None:
-            batch.unwritten.append(sub.id)
+            batch.not_graded.append(sub.id)
             continue
         rows[sub.id] = result
         # The verdicts are in the files now: a class's worth of figures is not kept in memory.

@@ -262,13 +262,13 @@ def _grade(args, server) -> int:
     tell_instructor(graded)
     if args.canvas:
         status = export_canvas(args.out, args.canvas, args.roster, policy=args.policy)
-        return status or (1 if graded.unwritten else 0)
-    return 1 if graded.unwritten else 0
+        return status or (1 if graded.not_graded else 0)
+    return 1 if graded.not_graded else 0
 
 
 def tell_instructor(graded) -> None:
     """What needs a look, on stderr whatever --quiet says: files that could not be read, zip entries
-    refused, submissions whose results could not be written."""
+    refused, submissions the grader could not grade by a fault of its own."""
     if graded.unreadable:
         print(f"autograder: {len(graded.unreadable)} submission(s) could not be read and score 0 "
               f"(see report.html):", file=sys.stderr)
@@ -276,12 +276,12 @@ def tell_instructor(graded) -> None:
             print("  " + shown(line), file=sys.stderr)
     for warning in graded.warnings:
         print("autograder: warning: " + shown(warning), file=sys.stderr)
-    if graded.unwritten:
+    if graded.not_graded:
         print("autograder: " + paragraph(
-            f"{len(graded.unwritten)} submission(s) NOT graded: their result files could not be written "
-            f"(see above), so they are left out of grades.csv and report.html: "
-            f"{', '.join(graded.unwritten)}. Free some space and run the same command again: it grades "
-            f"them (exit status 1 until then)."), file=sys.stderr)
+            f"{len(graded.not_graded)} submission(s) NOT graded, by a fault of the grader's (see above: "
+            f"a full disk, a worker that could not be started), so they are left out of grades.csv and "
+            f"report.html: {', '.join(graded.not_graded)}. Free some space and run the same command "
+            f"again: it grades them (exit status 1 until then)."), file=sys.stderr)
 
 
 def export_canvas(graded: Path, out: Path, roster: Path | None, column: str | None = None,

@@ -5,7 +5,7 @@ One batch through the command line, as an instructor runs it (progress and summa
 alice.py, one of them in a file named with an escape sequence and one in a zip beside an entry so named;
 a submission that prints and raises lone surrogates and escape sequences (in a cell and inside a
 Function's forward); an unreadable notebook named "\\x1b[2J.ipynb"; and a 144-byte zip declaring a 2**60-byte
-entry.
+entry. And, without any worker, a batch whose workers cannot be started: nobody is scored 0 for it.
 """
 
 import csv
@@ -91,3 +91,43 @@ def test_no_control_character_reaches_the_terminal(batch):
     assert controls == set()
     assert "\\x1b]0;pwned\\x07.py" in printed  # the zip entry refused, in a warning
     assert "\\x1b[2J.ipynb" in printed  # the unreadable notebook, where it was found
+
+
+class NoWorkers:
+    """A pipeline whose every worker fails to start (its temporary disk full, say), judged by the real
+    Pipeline.judge: what the grader's batch gets when the fault is its own."""
+
+    def __init__(self, assignment):
+        from autograder.pipeline import Pipeline, Private
+
+        self.real = Pipeline.__new__(Pipeline)  # its judge only: no pool, no worker
+        self.real.assignment, self.real.seed, self.real.private = assignment, 0, Private()
+
+    def grade(self, subs):
+        from autograder.sandbox import Outcome
+        from autograder.sandbox.pool import NO_WORKER
+
+        for sub in subs:
+            failures = {p.name: f"{NO_WORKER[:-1]} (No space left on device)."
+                        for p in self.real.assignment.problems}
+            yield sub, self.real.judge(sub, None if sub.error else Outcome(failures=failures))
+
+
+def test_a_worker_that_cannot_start_scores_nobody_0(tmp_path):
+    """When the grader cannot start a worker, is the submission left out of grades.csv and without a
+    results.json (so that the next run grades it), rather than scored 0, while the unreadable notebook
+    beside it still gets its 0?"""
+    from autograder.batch import _grade, already_graded, make_key
+    from autograder.course import find_assignment
+    from autograder.intake.loader import load
+    from autograder.sandbox import Limits
+    from tests.conftest import EXAMPLES
+
+    assignment = find_assignment("custom-functions")
+    key = make_key(assignment, 0, Limits())
+    batch = _grade(NoWorkers(assignment), assignment, [EXAMPLES], tmp_path, False, False, key)
+    assert batch.not_graded == ["alice", "bob", "carol"]
+    rows = {row["submission"]: row for row in csv.DictReader((tmp_path / "grades.csv").open())}
+    assert rows == {"erin": rows["erin"]} and rows["erin"]["score"] == "0"
+    alice = next(s for s in load([EXAMPLES]) if s.id == "alice")
+    assert already_graded(tmp_path, key, alice) == (None, "new")

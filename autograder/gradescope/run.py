@@ -100,6 +100,8 @@ def _graded(root: Path, settings: Settings, assignment, server, started: float) 
             found.close()
         files = {}
         for sub, graded in pipeline.grade(subs):
+            if graded.not_graded:  # the grader's fault: the student is told so, and no score is invented
+                raise RuntimeError(graded.not_graded)
             name = (sub.path.relative_to(root / "submission").as_posix() if sub.path is not None
                     else "submission")
             files[sub.id] = dataclasses.replace(graded, submission=name)

@@ -45,6 +45,9 @@ class Graded:
     reason: str = ""  # why it was graded (again): "new", "its files changed", ...
     feedback: Path | None = None  # its feedback.html
     identity: dict = field(default_factory=dict)  # who handed it in: name, email, sid, canvas_user, submitted
+    # Why the grader could not grade it in this run, by a fault of its own (no worker could be started,
+    # e.g. its temporary disk was full): no score is written, and the next run grades it.
+    not_graded: str = ""
 
     def score_of(self, problem: str) -> float:
         return sum(r.score for r in self.results if r.problem == problem)
