@@ -335,14 +335,18 @@ def cmd_gradescope(args) -> int:
 def print_summary(graded, out: Path) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=f"Graded {len(graded)} submission(s); feedback under {out}/<id>/feedback.html")
+    title = f"Graded {len(graded)} submission(s); feedback under {out}/<id>/feedback.html"
+    table = Table(title=Text(shown(title)))
     for column in ("submission", "score", "graded", "feedback"):
         table.add_column(column)
     for g in graded:
         time = ("already graded" if g.skipped else f"{g.seconds:.2f} s ({g.reason})" if g.reason
                 else f"{g.seconds:.2f} s")
-        table.add_row(shown(g.submission), f"{g.score:g}/{g.max_score:g}", time, shown(g.feedback))
+        # Text, not markup: an id such as "[blink]" or "[link=mailto:...]" is shown as it is
+        table.add_row(Text(shown(g.submission)), f"{g.score:g}/{g.max_score:g}", time,
+                      Text(shown(g.feedback)))
     Console(stderr=False).print(table)
     print(f"grades: {out / 'grades.csv'}")
     if graded.report is not None:

@@ -2,7 +2,8 @@
 is named?
 
 One batch through the command line, as an instructor runs it (progress and summary on): honest copies of
-alice.py, one of them in a file named with an escape sequence and one in a zip beside an entry so named;
+alice.py, one of them in a file named with an escape sequence, one named with rich's markup, and one in a
+zip beside an entry named with an escape sequence;
 a submission that prints and raises lone surrogates and escape sequences (in a cell and inside a
 Function's forward); an unreadable notebook named "\\x1b[2J.ipynb"; and a 144-byte zip declaring a 2**60-byte
 entry. And, without any worker, a batch whose workers cannot be started: nobody is scored 0 for it.
@@ -43,6 +44,7 @@ def batch(tmp_path_factory):
     submissions.mkdir()
     (submissions / "alice.py").write_bytes(ALICE.read_bytes())
     (submissions / f"{TITLE}.py").write_bytes(ALICE.read_bytes())
+    (submissions / "[blink]b.py").write_bytes(ALICE.read_bytes())  # rich's markup for blinking text
     (submissions / "mallory.py").write_text(HOSTILE)
     (submissions / f"{CLEAR}.ipynb").write_bytes(b"\xff\xfe not UTF-8\n")
     with zipfile.ZipFile(submissions / "zoe.zip", "w") as z:
@@ -64,7 +66,7 @@ def test_lone_surrogates_printed_or_raised_stop_nothing(batch):
     submission's page valid UTF-8 showing its error, the surrogates replaced?"""
     assert batch["run"].returncode == 0, batch["run"].stderr.decode(errors="replace")[-3000:]
     rows = batch["rows"]
-    assert rows["alice"]["score"] == rows["_]0;pwned_"]["score"] == rows["zoe"]["score"] == "50"
+    assert {rows[sid]["score"] for sid in ("alice", "_]0;pwned_", "[blink]b", "zoe")} == {"50"}
     assert float(rows["mallory"]["score"]) < 50
     folder = batch["out"] / "mallory"
     page = (folder / "feedback.html").read_bytes().decode("utf-8")
@@ -91,6 +93,7 @@ def test_no_control_character_reaches_the_terminal(batch):
     assert controls == set()
     assert "\\x1b]0;pwned\\x07.py" in printed  # the zip entry refused, in a warning
     assert "\\x1b[2J.ipynb" in printed  # the unreadable notebook, where it was found
+    assert "[blink]b" in printed  # in the summary, as it is named, not as markup
 
 
 class NoWorkers:
