@@ -106,9 +106,15 @@ def test_any_error_while_unpacking_fails_that_zip_alone(tmp_path, monkeypatch):
 
 def test_the_zips_of_a_run_share_one_budget(tmp_path, monkeypatch):
     """With room for about two of four zips (config.UNZIP_BYTES), are the first two read, and the one that
-    crosses the budget and the one after it refused with the cause?"""
-    from autograder import config
+    crosses the budget and the one after it refused with the cause, and is the budget the docs give the
+    one in config.py?"""
+    import re
 
+    from autograder import config
+    from tests.conftest import ROOT
+
+    docs = re.sub(r"\s+", " ", (ROOT / "docs" / "instructors.md").read_text())
+    assert f"All the zips of one run may unpack to {config.UNZIP_BYTES / 2**30:g} GB together" in docs
     monkeypatch.setattr(config, "UNZIP_BYTES", 5 * 2**20)
     (tmp_path / "class").mkdir()
     for name in ("a", "b", "c", "d"):
