@@ -89,14 +89,20 @@ class _Walker:
 
     # -- the top ------------------------------------------------------------------------------------
 
-    def named(self, path: Path) -> None:
+    def named(self, path: Path, alone: bool = True) -> None:
+        """One path of the command line; `alone` when it is the only one (a zip that cannot be unpacked
+        then stops the run with the cause, else it is that submission's error, as `grade *.zip` names
+        each student's zip)."""
         if path.suffix == ".zip" and not path.is_dir():
             if not path.exists():
                 raise NoSubmissions(_MISSING.format(path=path))
             try:
                 unpacked = self.unpack(path)
             except ZipRefused as error:
-                raise NoSubmissions(str(error)) from None
+                if alone:
+                    raise NoSubmissions(str(error)) from None
+                self.discovery.found.append(Found(path.stem, error=str(error), where=str(path)))
+                return
             self.folder(self.zip_root(unpacked.folder), f"{path.name}:")
         elif path.is_dir():  # the instructor's folder, followed if it is a link
             self.folder(path, f"{path}/")
@@ -309,7 +315,7 @@ def discover(paths: list[Path], prefer: tuple[str, ...] = ()) -> Discovery:
     walker = _Walker(prefer)
     try:
         for path in paths:
-            walker.named(Path(path))
+            walker.named(Path(path), alone=len(paths) == 1)
     except BaseException:
         walker.discovery.close()
         raise

@@ -74,8 +74,8 @@ def test_a_zip_bomb_is_refused(tmp_path):
 
 
 def test_a_file_that_is_not_a_zip_is_a_clear_error(tmp_path):
-    """Does a .zip named on the command line that is not one stop with a sentence, and one inside a
-    folder become that student's error?"""
+    """Does a .zip named alone on the command line that is not one stop with a sentence, and one inside
+    a folder or named among other paths become that student's error?"""
     (tmp_path / "class").mkdir()
     (tmp_path / "class" / "mallory.zip").write_text("not a zip")
     with pytest.raises(NoSubmissions, match="is not a zip file the grader can read"):
@@ -83,6 +83,10 @@ def test_a_file_that_is_not_a_zip_is_a_clear_error(tmp_path):
     assert list(Path("/tmp").glob(f"autograder-{os.getpid()}-unzip-*")) == []
     (sub,) = load([tmp_path / "class"])
     assert sub.id == "mallory" and "is not a zip file" in sub.error
+    # named among others (`grade *.zip`): that student's error, the others read
+    shutil.copy(ALICE, tmp_path / "alice.py")
+    subs = {s.id: s for s in load([tmp_path / "alice.py", tmp_path / "class" / "mallory.zip"], LESSON)}
+    assert subs["alice"].cells and "is not a zip file the grader can read" in subs["mallory"].error
 
 
 def test_any_error_while_unpacking_fails_that_zip_alone(tmp_path, monkeypatch):
