@@ -33,6 +33,7 @@ from autograder.report.files import (
     write_results,
 )
 from autograder.report.pages import feedback_page
+from autograder.report.plain import say
 from autograder.sandbox import Limits, Server
 
 
@@ -48,6 +49,9 @@ class Batch(list):
         self.plan = ""  # how many were graded and why
         self.unreadable: list[str] = []  # submissions whose files could not be read, "id (where: why)"
         self.warnings: list[str] = []  # zip entries refused, metadata that could not be read
+        # ids the grader could not grade by a fault of its own (a full disk when writing their files, no
+        # worker): no row in grades.csv, no results.json of this run, so the next run grades them
+        self.not_graded: list[str] = []
         self.report: Path | None = None
 
 
@@ -170,31 +174,34 @@ def write_submission(out: Path, assignment: Assignment, sub: Submission, graded:
 
 
 def _written(out: Path, assignment: Assignment, sub: Submission, graded: Graded,
-             key: Key | None = None) -> dict:
-    """Writes one submission's files. Drawing its page may fail on what the submission produced (then
-    the page says so, without pictures); writing may fail on a full disk (then the submission's row says
-    so, and the batch goes on); a score above its maximum, a fault of the grader's, is never written."""
-    results = graded.results
+             key: Key | None = None) -> dict | None:
+    """Writes one submission's files and returns its results.json. Drawing its page may fail on what
+    the submission produced (then the page says so, without pictures); a score above its maximum, a
+    fault of the grader's, is never written. Writing may fail on a full disk: then None, and the
+    submission is not graded in this run (no row in grades.csv; the next run grades it, as its
+    results.json was never written)."""
     try:
-        return write_submission(out, assignment, sub, graded, key)
-    except ScoreAboveMaximum as error:
-        print(f"autograder: {sub.id}: {error} This is a fault of the grader; the submission is scored 0 "
-              f"until it is fixed.", file=sys.stderr)
-        failed = failed_everywhere(assignment, "The grader failed while scoring this submission; "
-                                               "it is scored 0. Tell your instructor.")
-        return write_submission(out, assignment, sub, Graded(sub.id, 0.0, assignment.max_score, failed), key)
+        try:
+            return write_submission(out, assignment, sub, graded, key)
+        except OSError:
+            raise
+        except ScoreAboveMaximum as error:
+            say(f"{sub.id}: {error} This is a fault of the grader; the submission is scored 0 until it is "
+                f"fixed.")
+            failed = failed_everywhere(assignment, "The grader failed while scoring this submission; "
+                                                   "it is scored 0. Tell your instructor.")
+            return write_submission(out, assignment, sub, Graded(sub.id, 0.0, assignment.max_score, failed),
+                                    key)
+        except Exception as error:  # noqa: BLE001 - a page that cannot be drawn costs its pictures only
+            for r in graded.results:
+                r.figures = []
+            graded.results[0].details += (f"\n(The grader could not draw this page's pictures: "
+                                          f"{type(error).__name__}.)")
+            return write_submission(out, assignment, sub, graded, key)
     except OSError as error:
-        score = sum(r.score for r in results)
-        print(f"autograder: could not write the results of {sub.id} ({error.strerror or error}); its score "
-              f"{score:g} is in grades.csv only. Free some space and run the same command again.",
-              file=sys.stderr)
-        return {"score": score, "tests": [{"name": r.name, "score": r.score} for r in results],
-                "unwritten": True}
-    except Exception as error:  # noqa: BLE001 - a page that cannot be drawn costs its pictures only
-        for r in results:
-            r.figures = []
-        results[0].details += f"\n(The grader could not draw this page's pictures: {type(error).__name__}.)"
-        return write_submission(out, assignment, sub, graded, key)
+        say(f"could not write the results of {sub.id} ({error.strerror or error}): it is not graded in this "
+            f"run and not in grades.csv. Free some space and run the same command again.")
+        return None
 
 
 def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = False,
@@ -214,10 +221,6 @@ def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = Fa
 
 NOT_ISOLATED = ("student code ran WITHOUT a container, under your own account (--no-isolation): it could "
                 "read every file you can read")
-
-
-def say(text: str) -> None:
-    print("autograder: " + text, file=sys.stderr)
 
 
 def describe_plan(total: int, reasons: list[str], force: bool) -> str:
@@ -253,15 +256,22 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
     say(batch.plan)
     bar = _progress(sum(not s.error for s in todo), progress)
     for sub, graded in pipeline.grade(todo):
-        rows[sub.id] = _written(out, assignment, sub, graded, key)
-        # The verdicts are in the files now: a class's worth of figures is not kept in memory.
-        batch.append(dataclasses.replace(graded, score=rows[sub.id]["score"], results=[], cell_errors=[],
-                                         output="", reason=reasons[sub.id],
-                                         feedback=out / sub.id / "feedback.html"))
         if not sub.error:
             bar.update(1)
+        if graded.not_graded:  # the grader's fault, not the student's: no score, graded next run
+            say(f"{sub.id} was not graded: {graded.not_graded} It is not in grades.csv; run the same "
+                f"command again to grade it.")
+        result = None if graded.not_graded else _written(out, assignment, sub, graded, key)
+        if result is None:
+            batch.not_graded.append(sub.id)
+            continue
+        rows[sub.id] = result
+        # The verdicts are in the files now: a class's worth of figures is not kept in memory.
+        batch.append(dataclasses.replace(graded, score=result["score"], results=[], cell_errors=[],
+                                         output="", reason=reasons[sub.id],
+                                         feedback=out / sub.id / "feedback.html"))
     bar.close()
-    ordered = [(s.id, rows[s.id]) for s in subs]
+    ordered = [(s.id, rows[s.id]) for s in subs if s.id in rows]
     try:
         write_atomic(out / "grades.csv", grades_csv(ordered, [p.name for p in assignment.problems],
                                                     assignment.max_score))
@@ -292,5 +302,6 @@ def _progress(total: int, enabled: bool):
     import tqdm
 
     tqdm.tqdm.monitor_interval = 0  # no monitor thread: workers are forked from this process
-    return tqdm.tqdm(total=total, unit="submission", desc="grading", disable=not enabled or total == 0,
-                     file=sys.stderr)
+    # disable=None: drawn on a terminal only; a log or a pipe gets no carriage returns
+    return tqdm.tqdm(total=total, unit="submission", desc="grading",
+                     disable=None if enabled and total else True, file=sys.stderr)

@@ -22,6 +22,7 @@ import textwrap
 from pathlib import Path
 
 from autograder import config
+from autograder.report.plain import shown
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,8 +31,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def paragraph(message: str) -> str:
-    """A message wrapped at 100 columns, never inside a path or a word."""
-    return textwrap.fill(message, 100, subsequent_indent="  ", break_on_hyphens=False, break_long_words=False)
+    """A message wrapped at 100 columns, never inside a path or a word; what it quotes of the class (file
+    names, zip entries) with its control characters escaped (plain.shown)."""
+    return textwrap.fill(shown(message), 100, subsequent_indent="  ", break_on_hyphens=False,
+                         break_long_words=False)
 
 
 def fail(message: str) -> None:
@@ -265,20 +268,27 @@ def _grade(args, server) -> int:
         print_summary(graded, args.out)
     tell_instructor(graded)
     if args.canvas:
-        return export_canvas(args.out, args.canvas, args.roster, policy=args.policy)
-    return 0
+        status = export_canvas(args.out, args.canvas, args.roster, policy=args.policy)
+        return status or (1 if graded.not_graded else 0)
+    return 1 if graded.not_graded else 0
 
 
 def tell_instructor(graded) -> None:
     """What needs a look, on stderr whatever --quiet says: files that could not be read, zip entries
-    refused, the class report."""
+    refused, submissions the grader could not grade by a fault of its own."""
     if graded.unreadable:
         print(f"autograder: {len(graded.unreadable)} submission(s) could not be read and score 0 "
               f"(see report.html):", file=sys.stderr)
         for line in graded.unreadable:
-            print("  " + line, file=sys.stderr)
+            print("  " + shown(line), file=sys.stderr)
     for warning in graded.warnings:
-        print("autograder: warning: " + warning, file=sys.stderr)
+        print("autograder: warning: " + shown(warning), file=sys.stderr)
+    if graded.not_graded:
+        print("autograder: " + paragraph(
+            f"{len(graded.not_graded)} submission(s) NOT graded, by a fault of the grader's (see above: "
+            f"a full disk, a worker that could not be started), so they are left out of grades.csv and "
+            f"report.html: {', '.join(graded.not_graded)}. Free some space and run the same command "
+            f"again: it grades them (exit status 1 until then)."), file=sys.stderr)
 
 
 def export_canvas(graded: Path, out: Path, roster: Path | None, column: str | None = None,
@@ -291,7 +301,7 @@ def export_canvas(graded: Path, out: Path, roster: Path | None, column: str | No
         result = write(graded, out, roster, column, id_column, out_of, policy)
     except ExportError as error:
         fail(str(error))
-    print(describe(result, out))
+    print(shown(describe(result, out)))
     return 0
 
 
@@ -332,14 +342,18 @@ def cmd_gradescope(args) -> int:
 def print_summary(graded, out: Path) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=f"Graded {len(graded)} submission(s); feedback under {out}/<id>/feedback.html")
+    title = f"Graded {len(graded)} submission(s); feedback under {out}/<id>/feedback.html"
+    table = Table(title=Text(shown(title)))
     for column in ("submission", "score", "graded", "feedback"):
         table.add_column(column)
     for g in graded:
         time = ("already graded" if g.skipped else f"{g.seconds:.2f} s ({g.reason})" if g.reason
                 else f"{g.seconds:.2f} s")
-        table.add_row(g.submission, f"{g.score:g}/{g.max_score:g}", time, str(g.feedback))
+        # Text, not markup: an id such as "[blink]" or "[link=mailto:...]" is shown as it is
+        table.add_row(Text(shown(g.submission)), f"{g.score:g}/{g.max_score:g}", time,
+                      Text(shown(g.feedback)))
     Console(stderr=False).print(table)
     print(f"grades: {out / 'grades.csv'}")
     if graded.report is not None:

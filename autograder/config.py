@@ -21,6 +21,13 @@ TMP_BYTES = 64 * 1024**2
 OPEN_FILES = 256  # torch opens a few dozen; a leak of descriptors stops here
 OUTPUT_BYTES = 64 * 1024  # printed output kept for the feedback: enough to read, not a flood
 
+# -- zips ----------------------------------------------------------------------------------------------
+# Bytes that all the zips of one run may unpack together (into the temporary folder, until the class is
+# read): a class of 1,000 students with a 2 MB notebook each fits, and however many zips of a few hundred
+# KB a class holds, together they cannot fill a laptop's /tmp (a per-zip cap let three 0.3 MB zips
+# unpack to 934 MB). The zip that crosses it and those after it are refused, each with the cause.
+UNZIP_BYTES = 2 * 1024**3
+
 # -- workers -------------------------------------------------------------------------------------------
 # Two workers per core: a submission that waits (a sleep left in a cell, a file to read) leaves its core
 # to another instead of idling it. The same rule for the local batch and for Gradescope.

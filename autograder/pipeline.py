@@ -27,6 +27,7 @@ from autograder.judge.reference import encoded_cases, expectations
 from autograder.judge.verdicts import CheckResult, Verdicts, judge
 from autograder.report.files import Graded
 from autograder.sandbox import Limits, Measure, Outcome, Pool, Server, Task
+from autograder.sandbox.pool import NO_WORKER
 
 
 def warm_up(assignment: Assignment, preload: tuple[str, ...] = ()) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -78,6 +79,8 @@ class Pipeline:
         if self.private.outcome(outcome) is not None:
             graded.cell_errors, graded.output = outcome.cell_errors, outcome.output
             graded.timed_out, graded.seconds = list(outcome.timed_out), outcome.seconds
+            graded.not_graded = next((why for why in outcome.failures.values()
+                                      if why.startswith(NO_WORKER[:-1])), "")
         return graded
 
     def close(self) -> None:

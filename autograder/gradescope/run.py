@@ -49,6 +49,8 @@ def run(root: Path) -> int:
 
     started = time.monotonic()
     results_path = root / "results" / "results.json"
+    # The log may quote a student's file name or error, which may hold lone surrogates: never a crash.
+    sys.stdout.reconfigure(errors="backslashreplace")
     server = None
     try:
         import torch  # noqa: F401 - imported once, before the clean parent is forked, which then shares it
@@ -87,6 +89,7 @@ def _graded(root: Path, settings: Settings, assignment, server, started: float) 
     from autograder.intake.layouts import uploads
     from autograder.intake.loader import read_all
     from autograder.pipeline import Pipeline, Private
+    from autograder.report.plain import shown
 
     print(f"autograder: {assignment.name} from {Path(autograder.__file__).parent}, Python {sys.executable}")
     if (not world_readable(Path(sys.executable))
@@ -102,11 +105,13 @@ def _graded(root: Path, settings: Settings, assignment, server, started: float) 
             found.close()
         files = {}
         for sub, graded in pipeline.grade(subs):
+            if graded.not_graded:  # the grader's fault: the student is told so, and no score is invented
+                raise RuntimeError(graded.not_graded)
             name = (sub.path.relative_to(root / "submission").as_posix() if sub.path is not None
                     else "submission")
             files[sub.id] = dataclasses.replace(graded, submission=name)
             if not sub.error:
-                print(f"autograder: {name}: {graded.score:g}/{assignment.max_score:g} "
+                print(f"autograder: {shown(name)}: {graded.score:g}/{assignment.max_score:g} "
                       f"in {graded.seconds:.1f} s")
     return results_document(assignment, [files[s.id] for s in subs], settings, time.monotonic() - started,
                             server.isolation)

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder import config
 from autograder.intake.files import SUFFIXES, is_dir, is_link, listing
 from autograder.intake.gradescope_metadata import METADATA, read_metadata
 from autograder.intake.student_files import candidates, choose
@@ -84,17 +85,24 @@ class _Walker:
     def __init__(self, prefer: tuple[str, ...]):
         self.prefer = tuple(p.casefold() for p in prefer)
         self.discovery = Discovery([])
+        self.budget = [config.UNZIP_BYTES]  # bytes every zip of this run may still unpack, together
 
     # -- the top ------------------------------------------------------------------------------------
 
-    def named(self, path: Path) -> None:
+    def named(self, path: Path, alone: bool = True) -> None:
+        """One path of the command line; `alone` when it is the only one (a zip that cannot be unpacked
+        then stops the run with the cause, else it is that submission's error, as `grade *.zip` names
+        each student's zip)."""
         if path.suffix == ".zip" and not path.is_dir():
             if not path.exists():
                 raise NoSubmissions(_MISSING.format(path=path))
             try:
                 unpacked = self.unpack(path)
             except ZipRefused as error:
-                raise NoSubmissions(str(error)) from None
+                if alone:
+                    raise NoSubmissions(str(error)) from None
+                self.discovery.found.append(Found(path.stem, error=str(error), where=str(path)))
+                return
             self.folder(self.zip_root(unpacked.folder), f"{path.name}:")
         elif path.is_dir():  # the instructor's folder, followed if it is a link
             self.folder(path, f"{path}/")
@@ -108,7 +116,7 @@ class _Walker:
                                 f"nor a folder.")
 
     def unpack(self, path: Path) -> Unpacked:
-        unpacked = unpack(path)
+        unpacked = unpack(path, budget=self.budget)
         self.discovery.temporary.append(unpacked.folder)
         for entry, why in unpacked.refused.items():
             self.discovery.warnings.append(f"{path.name}: {entry} was not unpacked: {why}.")
@@ -192,7 +200,11 @@ class _Walker:
         if any(e.name == METADATA for e in entries) or len(users) > 1:
             self.folder(root, where + ":")  # a class: Gradescope's export, Canvas's download
         else:
-            self.discovery.found.append(self.student(path.stem, unpacked.folder, where + ":"))
+            found = self.student(path.stem, unpacked.folder, where + ":")
+            if found.graded is None and unpacked.refused:  # say what in the zip could not be unpacked
+                found.error += " " + " ".join(f"{entry} was not unpacked: {why}."
+                                              for entry, why in unpacked.refused.items())
+            self.discovery.found.append(found)
 
     def subfolder(self, folder: Path, where: str) -> None:
         try:
@@ -303,7 +315,7 @@ def discover(paths: list[Path], prefer: tuple[str, ...] = ()) -> Discovery:
     walker = _Walker(prefer)
     try:
         for path in paths:
-            walker.named(Path(path))
+            walker.named(Path(path), alone=len(paths) == 1)
     except BaseException:
         walker.discovery.close()
         raise

@@ -11,9 +11,14 @@ Zip files are untrusted, so:
   MAX_DEPTH) and Gradescope's `submission_metadata.yml`; everything else is skipped;
 - an entry declared larger than files.MAX_BYTES becomes a sparse placeholder of its declared size, so
   the loader refuses it by its size, as it refuses a large file in a folder, without it being inflated;
-  what an entry really inflates to is counted and stopped at its declared size (a forged header) and
-  at MAX_TOTAL_BYTES for the whole zip, and at most MAX_ENTRIES entries are read;
-- encrypted entries, duplicate names and entries that fail to inflate are refused, named.
+  what an entry really inflates to is counted and stopped at its declared size (a forged header), and
+  at most MAX_ENTRIES entries are read; a size the file system cannot even hold (2**60 bytes) refuses
+  the entry;
+- every zip of one run draws on one budget of bytes (config.UNZIP_BYTES, the `budget` the caller
+  shares between its zips): the zip that crosses it, and every zip after it, is refused whole, so that
+  many small zips cannot fill the temporary disk together;
+- encrypted entries, duplicate names and entries that fail to inflate are refused, named; any other
+  error while unpacking a zip refuses that zip (ZipRefused, with the cause), never the run.
 
 Files are created with O_EXCL | O_NOFOLLOW in folders this process made itself (mode 700), so nothing
 already there is followed or overwritten.
@@ -29,11 +34,11 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from autograder import config
 from autograder.intake.files import MAX_BYTES
 from autograder.intake.gradescope_metadata import METADATA
 
 MAX_ENTRIES = 20_000  # entries read from one zip
-MAX_TOTAL_BYTES = 4 * 1024**3  # bytes written from one zip (and the zips inside it)
 MAX_DEPTH = 2  # a class zip holding students' zips, no deeper
 MAX_ZIP_BYTES = 8 * 1024**3  # a zip file itself
 KEPT_SUFFIXES = (".ipynb", ".py", ".zip")
@@ -43,7 +48,18 @@ TEMP_PREFIX = "autograder-{pid}-unzip-"
 
 
 class ZipRefused(ValueError):
-    """The zip as a whole cannot be read: not a zip, too big, too many entries."""
+    """The zip as a whole cannot be read: not a zip, too big, too many entries, over the run's budget of
+    unpacked bytes, or any other error while unpacking it."""
+
+
+class _OverBudget(Exception):
+    """The run's budget of unpacked bytes ran out while inflating an entry."""
+
+
+def _spent() -> str:
+    return (f"the zips of this grading run unpack to more than the grader's limit of "
+            f"{config.UNZIP_BYTES / 2**30:g} GB together (config.UNZIP_BYTES); your instructor can grade "
+            f"it in a run of its own")
 
 
 @dataclass
@@ -86,11 +102,24 @@ def _mkdirs(base: Path, parts: tuple[str, ...]) -> Path:
 
 def unpack(path: Path, into: Path | None = None, depth: int = 1, budget: list[int] | None = None) -> Unpacked:
     """Unpacks the zip at path into a new folder (under `into`, else the system's temporary folder).
-    Raises ZipRefused when the file is not a zip that can be read at all."""
-    budget = budget if budget is not None else [MAX_TOTAL_BYTES]
+    budget: [bytes the zips of this run may still write], shared by the caller between its zips.
+    Raises ZipRefused, naming the cause, when the zip cannot be unpacked; nothing of it is left."""
+    budget = budget if budget is not None else [config.UNZIP_BYTES]
+    if budget[0] <= 0:
+        raise ZipRefused(f"{path.name} was not unpacked: {_spent()}.")
     folder = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX.format(pid=os.getpid()), dir=into))
     try:
         return _unpack(path, folder, depth, budget)
+    except ZipRefused:
+        remove(folder)
+        raise
+    except _OverBudget:
+        remove(folder)
+        raise ZipRefused(f"{path.name} was not unpacked whole: {_spent()}.") from None
+    except Exception as error:  # noqa: BLE001 - whatever goes wrong with one zip fails that zip alone
+        remove(folder)
+        raise ZipRefused(f"{path.name} could not be unpacked ({type(error).__name__}: "
+                         f"{str(error)[:200]}).") from None
     except BaseException:
         remove(folder)
         raise
@@ -175,28 +204,37 @@ def _extract(archive: zipfile.ZipFile, entry: zipfile.ZipInfo, folder: Path, res
     except OSError as error:
         result.refused[name] = f"it could not be written ({error})"
         return
-    limit = MAX_BYTES if parts[-1].endswith((".ipynb", ".py", ".yml")) else MAX_TOTAL_BYTES
+    limit = MAX_BYTES if parts[-1].endswith((".ipynb", ".py", ".yml")) else config.UNZIP_BYTES
     with os.fdopen(fd, "wb") as out:
         if entry.file_size > limit:
-            out.truncate(entry.file_size)  # sparse: the loader refuses it by its size, unread
-            return
-        written = 0
-        try:
-            with archive.open(entry) as source:
-                while chunk := source.read(1 << 20):
-                    written += len(chunk)
-                    budget[0] -= len(chunk)
-                    if written > entry.file_size or written > limit:
-                        raise ValueError("it inflates to more than its header says")
-                    if budget[0] < 0:
-                        raise ValueError(f"the zip inflates to more than the grader's limit of "
-                                         f"{MAX_TOTAL_BYTES // 2**30} GB")
-                    out.write(chunk)
-        except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError,
-                RuntimeError) as error:
-            result.refused[name] = f"it could not be unpacked ({str(error)[:200]})"
+            try:
+                out.truncate(entry.file_size)  # sparse: the loader refuses it by its size, unread
+            except OSError:  # more than the file system holds (a forged 2**60 bytes)
+                result.refused[name] = (f"it declares {entry.file_size:,} bytes, over the grader's limit of "
+                                        f"{limit // 2**20:,} MB")
+        else:
+            _inflate(archive, entry, out, limit, budget, result)
     if name in result.refused:
         os.unlink(parent / parts[-1])
+
+
+def _inflate(archive: zipfile.ZipFile, entry: zipfile.ZipInfo, out, limit: int, budget: list[int],
+             result: Unpacked) -> None:
+    """Writes what entry inflates to, stopped at its declared size and limit (the entry is refused) and at
+    the run's budget (the zip is refused)."""
+    written = 0
+    try:
+        with archive.open(entry) as source:
+            while chunk := source.read(1 << 20):
+                written += len(chunk)
+                budget[0] -= len(chunk)
+                if written > entry.file_size or written > limit:
+                    raise ValueError("it inflates to more than its header says")
+                if budget[0] < 0:
+                    raise _OverBudget
+                out.write(chunk)
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError, RuntimeError) as error:
+        result.refused[entry.filename] = f"it could not be unpacked ({str(error)[:200]})"
 
 
 def remove(folder: Path) -> None:

@@ -2,7 +2,9 @@
 (Gradescope's format), <id>/feedback.html, grades.csv.
 
 Every file is written to a temporary name and renamed into place, and results.json last, so a
-submission counts as graded only when all its files are complete.
+submission counts as graded only when all its files are complete. Every file's text goes through
+plain.valid (JSON documents through plain.valid_json): what a worker printed or raised, and file names,
+may hold lone surrogates, which UTF-8 cannot hold.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.report.csvsafe import cell
+from autograder.report.plain import valid, valid_json
 
 if TYPE_CHECKING:  # only named here: reading grades back (the Canvas export) needs no torch
     from autograder.judge.verdicts import CheckResult
@@ -42,6 +45,9 @@ class Graded:
     reason: str = ""  # why it was graded (again): "new", "its files changed", ...
     feedback: Path | None = None  # its feedback.html
     identity: dict = field(default_factory=dict)  # who handed it in: name, email, sid, canvas_user, submitted
+    # Why the grader could not grade it in this run, by a fault of its own (no worker could be started,
+    # e.g. its temporary disk was full): no score is written, and the next run grades it.
+    not_graded: str = ""
 
     def score_of(self, problem: str) -> float:
         return sum(r.score for r in self.results if r.problem == problem)
@@ -52,7 +58,7 @@ def write_atomic(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+            f.write(valid(text))
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:  # a full disk, or Ctrl-C: no half-written file left behind
@@ -143,7 +149,7 @@ def gradescope_failure(reason: str, seconds: float) -> dict:
 def write_results(path: Path, document: dict, indent: int = 2) -> None:
     """Writes a results.json (atomically): indent 2 for the batch's, 1 for Gradescope's, as each
     always was."""
-    write_atomic(path, json.dumps(document, indent=indent) + "\n")
+    write_atomic(path, json.dumps(valid_json(document), indent=indent) + "\n")
 
 
 def read_results(path: Path) -> dict | None:

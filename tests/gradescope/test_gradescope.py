@@ -28,6 +28,7 @@ from autograder.judge.findings import Figure
 from autograder.judge.verdicts import CheckResult
 from autograder.report.files import Graded
 from tests.conftest import EXAMPLES, GRADESCOPE_SCHEMA, HIDDEN_TESTS, ROOT, autograder
+from tests.test_no_batch_stoppers import HOSTILE
 
 SNOOP = """
 import os
@@ -95,7 +96,8 @@ def graded(archive):
     """run_autograder on a right, a wrong, a broken, an empty and a snooping submission (two at a time)."""
     snoop = {"snoop.py": SNOOP.format(source="SOURCE", settings="SETTINGS", results="RESULTS")}
     cases = {"right": [EXAMPLES / "alice.py"], "wrong": [EXAMPLES / "bob.py"],
-             "broken": [EXAMPLES / "erin.ipynb"], "empty": {}, "snoop": snoop}
+             "broken": [EXAMPLES / "erin.ipynb"], "empty": {}, "snoop": snoop,
+             "surrogates": {"mal\udcff\x1b[2J.py": HOSTILE}}  # an undecodable byte in its name
     roots = {name: gradescope_root(archive, files) for name, files in cases.items()}
     snoop_root = roots["snoop"]
     text = SNOOP.format(source=str(snoop_root / "source"),
@@ -207,7 +209,7 @@ def test_build_usage_errors_are_one_paragraph(tmp_path, args, phrase):
 # -- run_autograder, as Gradescope runs it ------------------------------------------------------------------
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["right", "wrong", "broken", "empty", "snoop"])
+@pytest.mark.parametrize("name", ["right", "wrong", "broken", "empty", "snoop", "surrogates"])
 def test_results_validate_and_hold_nothing_but_json(graded, name):
     """Is results.json one JSON document (nothing printed into it) that validates against Gradescope's
     schema, with an execution time and every test's visibility and output format?"""
@@ -220,6 +222,18 @@ def test_results_validate_and_hold_nothing_but_json(graded, name):
     assert all(t["visibility"] in ("visible", "hidden") and t["output_format"] == "html"
                for t in document["tests"])
     assert "autograder: wrote" in run.stdout  # the log goes to Gradescope's stdout instead
+
+
+@pytest.mark.slow
+def test_lone_surrogates_in_a_name_and_an_error_are_graded(graded):
+    """Is a submission whose file name holds an undecodable byte and whose code prints and raises lone
+    surrogates graded (its right Functions score), its results valid UTF-8, and its name in the log
+    escaped?"""
+    root, run = graded["surrogates"]
+    document = json.loads((root / "results" / "results.json").read_bytes().decode("utf-8"))
+    json.dumps(document, ensure_ascii=False).encode("utf-8")  # no lone surrogate, not even as an escape
+    assert document["score"] > 0 and "mal\ufffd" in document["output"]
+    assert "autograder: mal\\udcff\\x1b[2J.py: " in run.stdout
 
 
 @pytest.mark.slow

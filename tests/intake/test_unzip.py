@@ -74,8 +74,8 @@ def test_a_zip_bomb_is_refused(tmp_path):
 
 
 def test_a_file_that_is_not_a_zip_is_a_clear_error(tmp_path):
-    """Does a .zip named on the command line that is not one stop with a sentence, and one inside a
-    folder become that student's error?"""
+    """Does a .zip named alone on the command line that is not one stop with a sentence, and one inside
+    a folder or named among other paths become that student's error?"""
     (tmp_path / "class").mkdir()
     (tmp_path / "class" / "mallory.zip").write_text("not a zip")
     with pytest.raises(NoSubmissions, match="is not a zip file the grader can read"):
@@ -83,3 +83,48 @@ def test_a_file_that_is_not_a_zip_is_a_clear_error(tmp_path):
     assert list(Path("/tmp").glob(f"autograder-{os.getpid()}-unzip-*")) == []
     (sub,) = load([tmp_path / "class"])
     assert sub.id == "mallory" and "is not a zip file" in sub.error
+    # named among others (`grade *.zip`): that student's error, the others read
+    shutil.copy(ALICE, tmp_path / "alice.py")
+    subs = {s.id: s for s in load([tmp_path / "alice.py", tmp_path / "class" / "mallory.zip"], LESSON)}
+    assert subs["alice"].cells and "is not a zip file the grader can read" in subs["mallory"].error
+
+
+def test_any_error_while_unpacking_fails_that_zip_alone(tmp_path, monkeypatch):
+    """Does an error the unpacking code never expected (here a RuntimeError from one entry) become that
+    zip's error, naming it, with nothing of the zip left, and the student beside it still read?"""
+    from autograder.intake import unzip
+
+    def broken(*args):
+        raise RuntimeError("unforeseen")
+
+    (tmp_path / "class").mkdir()
+    shutil.copy(ALICE, tmp_path / "class" / "alice.py")
+    with zipfile.ZipFile(tmp_path / "class" / "mallory.zip", "w") as z:
+        z.writestr("mallory.py", ALICE.read_text())
+    monkeypatch.setattr(unzip, "_extract", broken)
+    subs = {s.id: s for s in load([tmp_path / "class"], LESSON)}
+    assert subs["alice"].cells
+    assert "mallory.zip could not be unpacked (RuntimeError: unforeseen)" in subs["mallory"].error
+    assert list(Path("/tmp").glob(f"autograder-{os.getpid()}-unzip-*")) == []
+
+
+def test_the_zips_of_a_run_share_one_budget(tmp_path, monkeypatch):
+    """With room for about two of four zips (config.UNZIP_BYTES), are the first two read, and the one that
+    crosses the budget and the one after it refused with the cause, and is the budget the docs give the
+    one in config.py?"""
+    import re
+
+    from autograder import config
+    from tests.conftest import ROOT
+
+    docs = re.sub(r"\s+", " ", (ROOT / "docs" / "instructors.md").read_text())
+    assert f"All the zips of one run may unpack to {config.UNZIP_BYTES / 2**30:g} GB together" in docs
+    monkeypatch.setattr(config, "UNZIP_BYTES", 5 * 2**20)
+    (tmp_path / "class").mkdir()
+    for name in ("a", "b", "c", "d"):
+        with zipfile.ZipFile(tmp_path / "class" / f"{name}.zip", "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr(f"{name}.py", ALICE.read_text() + "#" * (2 * 2**20))
+    subs = {s.id: s for s in load([tmp_path / "class"], LESSON)}
+    assert subs["a"].cells and subs["b"].cells
+    assert "c.zip was not unpacked whole" in subs["c"].error and "d.zip was not unpacked:" in subs["d"].error
+    assert all("config.UNZIP_BYTES" in subs[n].error for n in "cd")

@@ -192,3 +192,16 @@ def test_canvas_import_neutralises_names_and_reads_ids_back(tmp_path):
     assert table[2] == ["'=HYPERLINK(\"http://x\")", "1", "S1", "alice", "'@A", "2"]
     for row in table:
         assert not any(c.startswith(("=", "+", "@", "\t", "\r")) for c in row), row
+
+
+@pytest.mark.parametrize("name", ["\x1b]0;pwned\x07", "\x1b[2J", "\x9b2J", "\x7f\x08\r", "\u202egnp.py",
+                                  "\udcff"])
+def test_a_name_reaches_the_terminal_escaped(name):
+    """Does plain.shown write every control character (C0 but newline and tab, DEL, C1), bidirectional
+    control and lone surrogate of a name as a visible escape, and plain.valid make a surrogate U+FFFD?"""
+    from autograder.report.plain import shown, valid
+
+    text = shown(f"a\t{name}\nb")
+    assert text.startswith("a\t") and text.endswith("\nb") and text.isascii()
+    assert all(c.isprintable() for c in text.replace("\t", "").replace("\n", ""))
+    assert valid("x\ud800y") == "x\ufffdy" and valid("\U0001F600") == "\U0001F600"

@@ -181,22 +181,33 @@ def test_nothing_of_a_worker_survives(batch):
 
 
 def test_a_full_disk_fails_one_submission_not_the_run(tmp_path):
-    """An output folder on a 48 KB file system: the submissions that fit are written, the one that does
-    not is named with the cause, grades.csv's failure is one paragraph saying nothing graded is lost, and
-    no half-written file is left."""
+    """An output folder on a 96 KB file system: bob's page alone (about 98 KB of pictures) cannot fit once
+    erin's (unreadable, always written first) is there, the others' files and grades.csv can. Bob is not
+    graded rather than scored: named, left out of grades.csv, exit status 1, no half-written file left;
+    once there is room, the same command grades bob and only bob."""
     small = tmp_path / "small"
     small.mkdir()
-    mount = ["mount", "-t", "tmpfs", "-o", "size=48k", "tmpfs", str(small)]
+    mount = ["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(small)]
     if subprocess.run(mount, check=False).returncode:
         pytest.skip("cannot mount a small tmpfs here")
+    out = small / "out"
     try:
-        run = autograder("grade", "--assignment", "custom-functions", "--out", small / "out", "--quiet",
+        run = autograder("grade", "--assignment", "custom-functions", "--out", out, "--quiet",
                          ALICE.parent, check=False, timeout=600)
-        assert run.returncode in (0, 2), run.stderr
+        assert run.returncode == 1, run.stderr
         assert "Traceback" not in run.stderr
-        assert "No space left on device" in run.stderr and "run the same command again" in run.stderr
-        assert list((small / "out").rglob("*.tmp")) == []
-        written = [p.parent.name for p in (small / "out").glob("*/results.json")]
-        assert written, "nothing was written before the disk filled"
+        assert "could not write the results of bob (No space left on device)" in run.stderr
+        assert "NOT graded" in run.stderr and "run the same command again" in run.stderr
+        assert list(out.rglob("*.tmp")) == []
+        rows = {row["submission"]: row for row in csv.DictReader((out / "grades.csv").open())}
+        assert sorted(rows) == ["alice", "carol", "erin"] and rows["alice"]["score"] == "50"
+        assert not (out / "bob" / "results.json").exists()
+
+        subprocess.run(["mount", "-o", "remount,size=10m", str(small)], check=True)
+        again = autograder("grade", "--assignment", "custom-functions", "--out", out, "--quiet", ALICE.parent,
+                           timeout=600)
+        assert "3 already graded, 1 to grade (1 new)" in again.stderr
+        rows = {row["submission"]: row for row in csv.DictReader((out / "grades.csv").open())}
+        assert sorted(rows) == ["alice", "bob", "carol", "erin"] and rows["bob"]["score"] == "29"
     finally:
         subprocess.run(["umount", str(small)], check=False)
