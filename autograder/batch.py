@@ -225,7 +225,8 @@ def describe_plan(total: int, reasons: list[str], force: bool) -> str:
 def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: Path, force: bool,
            progress: bool, key: Key) -> Batch:
     warnings: list[str] = []
-    subs = load(paths, (assignment.lesson, assignment.name), warnings)
+    subs = load(paths, (assignment.lesson, assignment.name), warnings,
+                tuple(p.lookup for p in assignment.problems))
     rows: dict[str, dict] = {}
     batch = Batch()
     todo, reasons = [], {}

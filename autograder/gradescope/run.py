@@ -90,7 +90,8 @@ def _graded(root: Path, settings: Settings, assignment, server, started: float) 
               "only what the grader loaded first (setup.sh installs them where every user may read).")
     with Pipeline(assignment, settings.limits(), None, settings.seed, server, Private([root]),
                   config.GRADESCOPE_PRELOAD) as pipeline:
-        found = uploads(root / "submission", (assignment.lesson, assignment.name))
+        found = uploads(root / "submission", (assignment.lesson, assignment.name),
+                        tuple(p.lookup for p in assignment.problems))
         try:
             subs = [s for s in read_all(found.found) if s.path is not None or s.unreadable]
         finally:

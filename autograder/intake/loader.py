@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,11 +64,30 @@ class Submission:
 
 # -- finding submissions --------------------------------------------------------------------------------
 
-def discover(paths: list[Path], prefer: tuple[str, ...] = ()) -> Discovery:
+def discover(paths: list[Path], prefer: tuple[str, ...] = (), problems: tuple[str, ...] = ()) -> Discovery:
     """The submissions named, or found inside the folders and zips named (layouts.py): symbolic links and
     other files that are not regular files are listed when their name (or the folder they point to)
-    makes them look like a submission, so that load() refuses them by name, but never followed."""
-    return layouts.discover(paths, prefer)
+    makes them look like a submission, so that load() refuses them by name, but never followed. A name
+    that is not UTF-8 (a folder made on an old Windows) is read as Windows-1252, and the instructor told."""
+    discovery = layouts.discover(paths, prefer, problems)
+    for found in discovery.found:
+        decoded = decoded_name(found.name)
+        if decoded != found.name:
+            raw = os.fsencode(found.name)
+            discovery.warnings.append(f"{found.where or found.name}: the name {raw!r} is not UTF-8; it was "
+                                      f"read as Windows-1252: {decoded!r}. Check that this is the student's "
+                                      f"name.")
+            found.identity.setdefault("name_bytes", raw.hex())
+            found.name = decoded
+    return discovery
+
+
+def decoded_name(name: str) -> str:
+    """A name as the file system gave it (undecodable bytes as surrogates), read as Windows-1252 where it
+    is not UTF-8; bytes Windows-1252 leaves undefined stay unreadable (safe_id makes them "_")."""
+    if not any("\udc80" <= c <= "\udcff" for c in name):
+        return name
+    return os.fsencode(name).decode("cp1252", "surrogateescape")
 
 
 def _looks_like_grader_file(candidate: str) -> bool:
@@ -183,13 +203,13 @@ def _not_a_notebook(name: str, why: str) -> Unreadable:
 
 # -- everything ---------------------------------------------------------------------------------------
 
-def load(paths: list[Path], prefer: tuple[str, ...] = (),
-         warnings: list[str] | None = None) -> list[Submission]:
+def load(paths: list[Path], prefer: tuple[str, ...] = (), warnings: list[str] | None = None,
+         problems: tuple[str, ...] = ()) -> list[Submission]:
     """Every submission found in paths, read; one that cannot be read carries its error and no cells.
     Raises NoSubmissions only (nothing to grade). Zips are unpacked into temporary folders, removed once
     everything is read. `warnings` receives what the instructor should know (zip entries refused,
     metadata that could not be read)."""
-    discovery = discover(paths, prefer)
+    discovery = discover(paths, prefer, problems)
     try:
         subs = read_all(discovery.found)
     finally:

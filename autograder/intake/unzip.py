@@ -8,7 +8,8 @@ Zip files are untrusted, so:
   never written, so nothing lands outside the folder;
 - a symbolic link (or any entry whose Unix mode is not a regular file) is refused, never created;
 - only what the grader may read is written: notebooks, Python files, zips (unpacked in their turn, to
-  MAX_DEPTH) and Gradescope's `submission_metadata.yml`; everything else is skipped;
+  MAX_DEPTH) and Gradescope's `submission_metadata.yml`; everything else becomes an empty file of its
+  name, never inflated (so that a student who handed in a PDF only is listed, as in a folder);
 - an entry declared larger than files.MAX_BYTES becomes a sparse placeholder of its declared size, so
   the loader refuses it by its size, as it refuses a large file in a folder, without it being inflated;
   what an entry really inflates to is counted and stopped at its declared size (a forged header) and
@@ -159,12 +160,15 @@ def _extract(archive: zipfile.ZipFile, entry: zipfile.ZipInfo, folder: Path, res
     if stat.S_IFMT(mode) not in (0, stat.S_IFREG):  # no type at all: a zip made elsewhere than on Unix
         result.refused[name] = "it is a symbolic link or a special file, which the grader never creates"
         return
-    if not _kept(parts) or any(p.startswith(".") or p == "__MACOSX" for p in parts):
+    if any(p.startswith(".") or p == "__MACOSX" for p in parts):
         return
     if parts in seen:
         result.refused[name] = "the zip holds two entries of this name"
         return
     seen.add(parts)
+    if not _kept(parts):
+        _placeholder(folder, parts)
+        return
     if entry.flag_bits & 0x1:
         result.refused[name] = "it is encrypted"
         return
@@ -197,6 +201,17 @@ def _extract(archive: zipfile.ZipFile, entry: zipfile.ZipInfo, folder: Path, res
             result.refused[name] = f"it could not be unpacked ({str(error)[:200]})"
     if name in result.refused:
         os.unlink(parent / parts[-1])
+
+
+def _placeholder(folder: Path, parts: tuple[str, ...]) -> None:
+    """An entry the grader never reads (a PDF) becomes an empty file of its name, never inflated, so
+    that a student who handed in only that is still found, as in the folder the zip was made of."""
+    try:
+        fd = os.open(_mkdirs(folder, parts[:-1]) / parts[-1],
+                     os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return
+    os.close(fd)
 
 
 def remove(folder: Path) -> None:
