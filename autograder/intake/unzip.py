@@ -8,8 +8,9 @@ Zip files are untrusted, so:
   never written, so nothing lands outside the folder;
 - a symbolic link (or any entry whose Unix mode is not a regular file) is refused, never created;
 - only what the grader may read is written: notebooks, Python files, zips (unpacked in their turn, to
-  MAX_DEPTH) and Gradescope's `submission_metadata.yml`; everything else becomes an empty file of its
-  name, never inflated (so that a student who handed in a PDF only is listed, as in a folder);
+  MAX_DEPTH), Gradescope's `submission_metadata.yml` and nbgrader's `timestamp.txt`; everything else
+  becomes an empty file of its name, never inflated (so that a student who handed in a PDF only is
+  listed, as in a folder);
 - an entry declared larger than files.MAX_BYTES becomes a sparse placeholder of its declared size, so
   the loader refuses it by its size, as it refuses a large file in a folder, without it being inflated;
   what an entry really inflates to is counted and stopped at its declared size (a forged header) and
@@ -38,7 +39,7 @@ MAX_TOTAL_BYTES = 4 * 1024**3  # bytes written from one zip (and the zips inside
 MAX_DEPTH = 2  # a class zip holding students' zips, no deeper
 MAX_ZIP_BYTES = 8 * 1024**3  # a zip file itself
 KEPT_SUFFIXES = (".ipynb", ".py", ".zip")
-KEPT_NAMES = (METADATA,)
+KEPT_NAMES = (METADATA, "timestamp.txt")  # nbgrader's time of submission
 # as a worker's folder: swept once this grader is gone, even if killed
 TEMP_PREFIX = "autograder-{pid}-unzip-"
 
@@ -179,7 +180,7 @@ def _extract(archive: zipfile.ZipFile, entry: zipfile.ZipInfo, folder: Path, res
     except OSError as error:
         result.refused[name] = f"it could not be written ({error})"
         return
-    limit = MAX_BYTES if parts[-1].endswith((".ipynb", ".py", ".yml")) else MAX_TOTAL_BYTES
+    limit = MAX_BYTES if parts[-1].endswith((".ipynb", ".py", ".yml", ".txt")) else MAX_TOTAL_BYTES
     with os.fdopen(fd, "wb") as out:
         if entry.file_size > limit:
             out.truncate(entry.file_size)  # sparse: the loader refuses it by its size, unread
