@@ -20,6 +20,7 @@ from pathlib import Path
 
 import autograder
 from autograder import config
+from autograder.cells import SKIPPED
 from autograder.course.assignments import Assignment
 from autograder.intake.loader import Submission, load
 from autograder.pipeline import Pipeline, Private, failed_everywhere
@@ -138,6 +139,9 @@ def extra_data(assignment: Assignment, sub: Submission, key: Key | None, graded:
         data["modules"] = sorted(sub.modules)
     if sub.ignored:
         data["not_graded"] = sub.ignored
+    skipped = [c["error"] for c in graded.cell_errors if c.get("type") == SKIPPED]
+    if skipped:
+        data["skipped_cells"] = skipped
     if sub.error:
         data["status"] = "unreadable" if sub.unreadable else "not graded"
         data["error"] = sub.error

@@ -55,6 +55,8 @@ class Submission:
     # The code cells (indices into `cells`) the lesson itself expects to raise: tagged raises-exception,
     # as the "What goes wrong here?" exercises are. Their errors are not the student's to fix.
     expected_errors: list[int] = field(default_factory=list)
+    # Each code cell's number among all the notebook's cells (markdown included), as Jupyter shows them.
+    positions: list[int] = field(default_factory=list)
 
     @property
     def file(self) -> str:
@@ -220,18 +222,25 @@ def load(paths: list[Path], prefer: tuple[str, ...] = (), warnings: list[str] | 
 
 
 def expected_errors(suffix: str, raw: bytes) -> list[int]:
+    """The code cells of a notebook tagged raises-exception (see code_cells)."""
+    return code_cells(suffix, raw)[0]
+
+
+def code_cells(suffix: str, raw: bytes) -> tuple[list[int], list[int]]:
     """The code cells of a notebook tagged raises-exception (the lesson's own "What goes wrong here?"
-    cells, meant to raise), numbered as cells_of numbers them. Anything unexpected gives none."""
+    cells, meant to raise), numbered as cells_of numbers them, and each code cell's number among all the
+    notebook's cells. Anything unexpected gives none."""
     if suffix != ".ipynb":
-        return []
+        return [], []
     try:
         cells = json.loads(raw.decode("utf-8-sig"))["cells"]
-        code = [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
-        return [i for i, cell in enumerate(code)
+        code = [(n, c) for n, c in enumerate(cells, 1)
+                if isinstance(c, dict) and c.get("cell_type") == "code"]
+        return [i for i, (_, cell) in enumerate(code)
                 if isinstance((cell.get("metadata") or {}).get("tags"), list)
-                and "raises-exception" in cell["metadata"]["tags"]]
+                and "raises-exception" in cell["metadata"]["tags"]], [n for n, _ in code]
     except Exception:  # noqa: BLE001 - the errors are then all listed, as before
-        return []
+        return [], []
 
 
 def read_all(found: list[Found]) -> list[Submission]:
@@ -250,7 +259,7 @@ def read_one(found: Found, sid: str) -> Submission:
         else:
             raw = read_file(found.graded)
             sub.cells = cells_of(found.graded.name, found.graded.suffix, raw)
-            sub.expected_errors = expected_errors(found.graded.suffix, raw)
+            sub.expected_errors, sub.positions = code_cells(found.graded.suffix, raw)
             digest.update(raw)
             total = 0
             for name in sorted(found.modules):
