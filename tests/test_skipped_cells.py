@@ -43,3 +43,20 @@ def test_a_cell_that_stops_the_notebook_is_skipped_and_the_rest_graded(tmp_path)
         assert skipped[0]["error"].startswith(f"{cells[sid]} {causes[sid]}"), skipped[0]["error"]
         assert "the Functions defined before and after it were graded" in skipped[0]["error"]
         assert skipped[0]["name"] == "Cell 3 (code cell 2)"
+
+
+@pytest.mark.slow
+def test_the_lessons_filled_in_run_as_in_jupyter(tmp_path):
+    """Do the lesson notebooks, filled with the solutions, run without a cell error (display and get_ipython
+    exist, as in Jupyter), and does a student's use of them raise nothing either?"""
+    from tests.conftest import ROOT
+
+    lessons = {name: (ROOT / "solutions" / f"{name}.ipynb") for name in ("02-custom-functions",)}
+    subs = load(list(lessons.values()), ("02-custom-functions",))
+    uses = ("display('x', raw=True)\nget_ipython().run_line_magic('matplotlib', 'inline')\n"
+            "shell = get_ipython()\nshell.system('ls')\n")
+    kernel = load([notebook(tmp_path / "kernel.ipynb", uses)])
+    with Pipeline(ASSIGNMENT, workers=2) as pipeline:
+        for sub, g in pipeline.grade(subs + kernel):
+            assert not g.cell_errors, (sub.id, g.cell_errors)
+            assert sub.id == "kernel" or g.score == ASSIGNMENT.max_score
