@@ -153,6 +153,24 @@ def extra_data(assignment: Assignment, sub: Submission, key: Key | None, graded:
     return data
 
 
+def about(sub: Submission) -> list[str]:
+    """What the student's page says about what was graded: the file, the files not graded and why, and
+    what the layout says of the submission (late, a resubmission, when)."""
+    lines = []
+    if sub.file:
+        modules = f", with {', '.join(sorted(sub.modules))} beside it" if sub.modules else ""
+        lines.append(f"Graded: {sub.file}{modules}.")
+    lines += [f"{why}." for why in sub.ignored]
+    if sub.identity.get("late"):
+        lines.append("Canvas marks this submission late.")
+    if sub.identity.get("resubmission"):
+        lines.append(f"Canvas numbers this file as upload -{sub.identity['resubmission']}: the latest one is "
+                     f"graded.")
+    if sub.identity.get("submitted"):
+        lines.append(f"Submitted: {sub.identity['submitted']}.")
+    return lines
+
+
 def write_submission(out: Path, assignment: Assignment, sub: Submission, graded: Graded,
                      key: Key | None = None) -> dict:
     results = graded.results
@@ -160,8 +178,9 @@ def write_submission(out: Path, assignment: Assignment, sub: Submission, graded:
     score = sum(r.score for r in results)
     summary = f"{assignment.name}: {score:g}/{assignment.max_score:g}. Open feedback.html for the pictures."
     result = results_json(results, summary, extra_data(assignment, sub, key, graded), assignment.max_score)
-    write_atomic(folder / "feedback.html", feedback_page(sub.id, assignment.name, results, graded.cell_errors,
-                                                         graded.output))
+    write_atomic(folder / "feedback.html", feedback_page(sub.identity.get("name") or sub.id, assignment.name,
+                                                         results, graded.cell_errors, graded.output,
+                                                         about=about(sub)))
     # No execution_time here: a batch killed and run again must end with the very files of an
     # uninterrupted run, so nothing that varies from run to run goes into them (the CLI prints times).
     write_results(folder / "results.json", result)

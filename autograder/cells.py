@@ -84,3 +84,37 @@ def hint(sub: Submission | None, error: dict) -> str:
         return (f" {cell} could not start another process (BlockingIOError): it reached the grader's "
                 f"limit on processes, e.g. by forking without end, so nothing after that point ran.")
     return f" {cell} raised an error ({kind or 'see below'}; see below), which may be why."
+
+
+_FRAME = re.compile(r'^  File "(?P<file>[^"]*)", line \d+')
+
+
+def _students(file: str) -> bool:
+    """A frame in the student's code: a cell, or a module of theirs (a relative path once the grader's
+    folders are taken out); not the grader's, Python's or a library's."""
+    return file.startswith("<cell ") or file == "<string>" or not (
+        file.startswith(("/", "<", "~", "autograder/")) or "site-packages/" in file)
+
+
+def student_frames(text: str) -> str:
+    """A cell's traceback with the student's frames only: the grader's own frame (the one that ran the
+    cell) left out, Python's and the libraries' left out and counted; its start and error line kept."""
+    out, keep, library, frames = [], True, 0, 0
+    for line in text.splitlines():
+        frame = _FRAME.match(line)
+        if frame:
+            keep = _students(frame["file"])
+            frames += keep
+            library += not keep and "autograder/" not in frame["file"]
+        elif not line.startswith("    "):
+            keep = True
+        if keep:
+            out.append(line)
+    header = 1 if out and out[0].startswith("Traceback") else 0
+    if library:
+        out.insert(header, f"  [{library} frame(s) of Python's or a library's code left out]")
+    elif header and frames <= 1 and re.match(r"(SyntaxError|IndentationError|TabError)\b", out[-1]):
+        out.pop(0)  # the cell never ran: Python shows a SyntaxError without a traceback
+    if out and not out[0].startswith(("Traceback", "  File", "  [")) and len(text) >= 3900:
+        out.insert(0, "[the start of this traceback was cut: it was too long]")
+    return "\n".join(out)

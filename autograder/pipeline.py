@@ -84,6 +84,9 @@ class Pipeline:
         results = self.private.results(_contained(self.assignment, sub, outcome, self.seed))
         graded = Graded(sub.id, sum(r.score for r in results), self.assignment.max_score, results, sub.sha256)
         if self.private.outcome(outcome) is not None:
+            for error in outcome.cell_errors:  # the grader's paths are out: the student's files are plain
+                if error.get("type") != cells_.SKIPPED:
+                    error["error"] = cells_.student_frames(str(error.get("error", "")))
             graded.cell_errors, graded.output = outcome.cell_errors, outcome.output
             graded.timed_out, graded.seconds = list(outcome.timed_out), outcome.seconds
         return graded
