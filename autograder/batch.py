@@ -23,7 +23,7 @@ from autograder import config
 from autograder.cells import SKIPPED
 from autograder.course.assignments import Assignment
 from autograder.intake.loader import Submission, load
-from autograder.pipeline import Pipeline, Private, failed_everywhere
+from autograder.pipeline import Pipeline, Private, about, failed_everywhere
 from autograder.report.files import (
     Graded,
     ScoreAboveMaximum,
@@ -151,24 +151,6 @@ def extra_data(assignment: Assignment, sub: Submission, key: Key | None, graded:
     else:
         data["status"] = "graded"
     return data
-
-
-def about(sub: Submission) -> list[str]:
-    """What the student's page says about what was graded: the file, the files not graded and why, and
-    what the layout says of the submission (late, a resubmission, when)."""
-    lines = []
-    if sub.file:
-        modules = f", with {', '.join(sorted(sub.modules))} beside it" if sub.modules else ""
-        lines.append(f"Graded: {sub.file}{modules}.")
-    lines += [f"{why}." for why in sub.ignored]
-    if sub.identity.get("late"):
-        lines.append("Canvas marks this submission late.")
-    if sub.identity.get("resubmission"):
-        lines.append(f"Canvas numbers this file as upload -{sub.identity['resubmission']}: the latest one is "
-                     f"graded.")
-    if sub.identity.get("submitted"):
-        lines.append(f"Submitted: {sub.identity['submitted']}.")
-    return lines
 
 
 def write_submission(out: Path, assignment: Assignment, sub: Submission, graded: Graded,

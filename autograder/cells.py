@@ -118,3 +118,12 @@ def student_frames(text: str) -> str:
     if out and not out[0].startswith(("Traceback", "  File", "  [")) and len(text) >= 3900:
         out.insert(0, "[the start of this traceback was cut: it was too long]")
     return "\n".join(out)
+
+
+def shortened(text: str, limit: int) -> str:
+    """Text within limit characters, its start (the cell, the first frames) and its end (the error line)
+    kept."""
+    if len(text) <= limit:
+        return text
+    half = (limit - 40) // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half:,} characters left out ...]\n{text[-half:]}"

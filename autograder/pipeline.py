@@ -101,6 +101,24 @@ class Pipeline:
         self.close()
 
 
+def about(sub: Submission) -> list[str]:
+    """What the student's page says about what was graded: the file, the files not graded and why, and
+    what the layout says of the submission (late, a resubmission, when)."""
+    lines = []
+    if sub.file:
+        modules = f", with {', '.join(sorted(sub.modules))} beside it" if sub.modules else ""
+        lines.append(f"Graded: {sub.file}{modules}.")
+    lines += [f"{why}." for why in sub.ignored]
+    if sub.identity.get("late"):
+        lines.append("Canvas marks this submission late.")
+    if sub.identity.get("resubmission"):
+        lines.append(f"Canvas numbers this file as upload -{sub.identity['resubmission']}: the latest one is "
+                     f"graded.")
+    if sub.identity.get("submitted"):
+        lines.append(f"Submitted: {sub.identity['submitted']}.")
+    return lines
+
+
 def failed_everywhere(assignment: Assignment, reason: str) -> list[CheckResult]:
     results = []
     for problem in assignment.problems:

@@ -21,7 +21,8 @@ def combine(assignment, files: list[Graded]) -> tuple[list, dict[str, str]]:
     return chosen, source
 
 
-def results_document(assignment, files: list[Graded], settings: Settings, seconds: float) -> dict:
+def results_document(assignment, files: list[Graded], settings: Settings, seconds: float,
+                     about: list[str] = ()) -> dict:
     """Gradescope's results.json for one submission."""
     from autograder.pipeline import failed_everywhere
 
@@ -37,5 +38,5 @@ def results_document(assignment, files: list[Graded], settings: Settings, second
              "files": [{"file": f.submission, "sha256": f.sha256, "score": f.score} for f in files]}
     return gradescope_results(chosen, [outputs[i] for i in range(len(chosen))],
                               [p.name for p in assignment.problems],
-                              summary(assignment, files, chosen, source, fmt, pictures.skipped), fmt,
+                              summary(assignment, files, chosen, source, fmt, pictures.skipped, about), fmt,
                               settings.visibility, settings.hidden_visibility, seconds, extra)

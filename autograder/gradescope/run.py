@@ -81,7 +81,7 @@ def _graded(root: Path, settings: Settings, assignment, server, started: float) 
     from autograder.gradescope.results import results_document
     from autograder.intake.layouts import uploads
     from autograder.intake.loader import read_all
-    from autograder.pipeline import Pipeline, Private
+    from autograder.pipeline import Pipeline, Private, about
 
     print(f"autograder: {assignment.name} from {Path(autograder.__file__).parent}, Python {sys.executable}")
     if (not world_readable(Path(sys.executable))
@@ -104,7 +104,9 @@ def _graded(root: Path, settings: Settings, assignment, server, started: float) 
             if not sub.error:
                 print(f"autograder: {name}: {graded.score:g}/{assignment.max_score:g} "
                       f"in {graded.seconds:.1f} s")
-    return results_document(assignment, [files[s.id] for s in subs], settings, time.monotonic() - started)
+    notes = [line for s in subs for line in about(s)]
+    return results_document(assignment, [files[s.id] for s in subs], settings, time.monotonic() - started,
+                            notes)
 
 
 def main(argv: list[str] | None = None) -> int:
