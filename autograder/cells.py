@@ -96,9 +96,16 @@ def _students(file: str) -> bool:
         file.startswith(("/", "<", "~", "autograder/")) or "site-packages/" in file)
 
 
-def student_frames(text: str) -> str:
+def student_frames(text: str, sub: Submission | None = None) -> str:
     """A cell's traceback with the student's frames only: the grader's own frame (the one that ran the
-    cell) left out, Python's and the libraries' left out and counted; its start and error line kept."""
+    cell) left out, Python's and the libraries' left out and counted; its start and error line kept;
+    cells numbered as Jupyter shows them (`<cell 44>` for the 22nd code cell)."""
+    if sub is not None and sub.positions:
+        def renumber(found: re.Match) -> str:
+            index = int(found[1])
+            return f'"<cell {sub.positions[index - 1] if 0 < index <= len(sub.positions) else index}>"'
+
+        text = re.sub(r'"<cell (\d+)>"', renumber, text)
     out, keep, library, frames = [], True, 0, 0
     for line in text.splitlines():
         frame = _FRAME.match(line)

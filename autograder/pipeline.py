@@ -65,6 +65,7 @@ class Pipeline:
         by_id = {s.id: s for s in subs}
         tasks = [Task(s.id, s.cells, jobs, s.modules) for s in subs if not s.error]
         skipped: dict[str, list[dict]] = {}
+        spent: dict[str, float] = {}  # seconds of the runs that stopped in a skipped cell
         while tasks:  # a cell that killed the worker, exited or ran too long: run again without it
             again = []
             for sid, outcome in self.pool.run(tasks, self.seed):
@@ -72,10 +73,12 @@ class Pipeline:
                 cell = cells_.skippable(sub, cells, outcome, len(skipped.get(sid, [])))
                 if cell is not None:
                     skipped.setdefault(sid, []).append(cells_.skip_note(sub, cell, outcome))
+                    spent[sid] = spent.get(sid, 0.0) + outcome.seconds
                     again.append(Task(sid, [c if i != cell - 1 else "" for i, c in enumerate(cells)], jobs,
                                       sub.modules))
                     continue
                 outcome.cell_errors[:0] = skipped.get(sid, [])
+                outcome.seconds += spent.get(sid, 0.0)
                 yield sub, numbered(sub, drop_expected_errors(sub, outcome))
             tasks = again
 
@@ -86,7 +89,7 @@ class Pipeline:
         if self.private.outcome(outcome) is not None:
             for error in outcome.cell_errors:  # the grader's paths are out: the student's files are plain
                 if error.get("type") != cells_.SKIPPED:
-                    error["error"] = cells_.student_frames(str(error.get("error", "")))
+                    error["error"] = cells_.student_frames(str(error.get("error", "")), sub)
             graded.cell_errors, graded.output = outcome.cell_errors, outcome.output
             graded.timed_out, graded.seconds = list(outcome.timed_out), outcome.seconds
         return graded

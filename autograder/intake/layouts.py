@@ -189,6 +189,10 @@ class _Walker:
             return Found(Path(first).stem, error=choice.error, identity=identity, where=where + first)
         # the latest upload of each module last, so that it is kept
         modules = {uploaded[p]: p for p in reversed(paths) if p != choice.chosen and p.suffix == ".py"}
+        for p in choice.ignored:
+            if uploaded[p] == uploaded[choice.chosen] and again[p] < again[choice.chosen]:
+                choice.ignored[p] = (f"not graded: an earlier upload of {uploaded[p]} ({choice.chosen.name} "
+                                     f"is later)")
         return Found(choice.chosen.stem, choice.chosen, modules, identity, where=where + choice.chosen.name,
                      ignored=[f"{p.name}: {why}" for p, why in choice.ignored.items()])
 

@@ -70,6 +70,8 @@ def grouped(results: list[CheckResult]) -> tuple[list[dict], dict[int, int]]:
 
 def _affects(sharing: list[CheckResult], results: list[CheckResult]) -> str:
     """"KillHead (all 8 checks), MyReLU: forward, backward"."""
+    if len(sharing) == len(results):
+        return f"every check ({len(results)})"
     parts = []
     for problem in dict.fromkeys(r.problem for r in sharing):
         mine = [r.check for r in sharing if r.problem == problem]
