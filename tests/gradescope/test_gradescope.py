@@ -27,7 +27,7 @@ from autograder.gradescope.settings import Settings
 from autograder.judge.findings import Figure
 from autograder.judge.verdicts import CheckResult
 from autograder.report.files import Graded
-from tests.conftest import EXAMPLES, GRADESCOPE_SCHEMA, HIDDEN_TESTS, ROOT, autograder
+from tests.conftest import EXAMPLES, GRADESCOPE_SCHEMA, HIDDEN_TESTS, ROOT, autograder, notebook
 
 SNOOP = """
 import os
@@ -377,3 +377,27 @@ def test_picture_budget_goes_to_visible_tests_first():
     first, second = document["tests"]
     assert first["visibility"] == "hidden" and "picture left out" in first["output"]
     assert second["visibility"] == "visible" and second["output"].count("<img") == 3
+
+
+@pytest.mark.slow
+def test_gradescope_and_the_local_batch_grade_the_same_file(archive, tmp_path):
+    """With the untouched lesson beside the real work, do Gradescope and the local batch grade the same
+    file, to the same score, and both say which file was not graded and why?"""
+    student = tmp_path / "class" / "erin"
+    student.mkdir(parents=True)
+    shutil.copy(ROOT / "course" / "02-custom-functions.ipynb", student / "02-custom-functions.ipynb")
+    notebook(student / "my_solution.ipynb", (EXAMPLES / "alice.py").read_text())
+    root = gradescope_root(archive, sorted(student.iterdir()))
+    try:
+        document = results({"erin": (root, run_autograder(root))}, "erin")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    out = tmp_path / "out"
+    autograder("grade", "--assignment", "custom-functions", "--extra", HIDDEN_TESTS, "--out", out, "--quiet",
+               tmp_path / "class")
+    local = json.loads((out / "erin" / "results.json").read_text())
+    assert document["score"] == local["score"] == local["extra_data"]["max_score"]
+    why = ("02-custom-functions.ipynb: not graded: it defines 0 of the 5 problems (none), my_solution.ipynb "
+           "defines 4")
+    assert local["extra_data"]["not_graded"] == [why]
+    assert why in document["output"] and why in (out / "erin" / "feedback.html").read_text()
