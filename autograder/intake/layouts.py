@@ -6,11 +6,17 @@ instructors receive them, each with a stable id and, where the layout says, the 
 - Files lying directly in a folder and named as Canvas's "Download Submissions" names them
   (`<name>_[LATE_]<user id>_<submission id>_<file>`) are grouped by Canvas user: a student's notebook is
   graded and the other `.py` files they handed in are its modules, under the names they uploaded
-  (`helpers-1.py`, Canvas's name for a resubmitted `helpers.py`, is `helpers.py` again).
-- A subfolder of a named folder is one student's submission, its id the subfolder's name: its notebook
-  is graded (or its one `.py` file when there is no notebook), and the other `.py` files beside it are
-  modules it can import. A subfolder with no submission file of its own and several subfolders that
-  hold some (a section, an export) is read as a folder of students.
+  (`helpers-1.py`, Canvas's name for a resubmitted `helpers.py`, is `helpers.py` again; among equals the
+  latest upload is graded). The late flag and the upload number are kept; a user who handed in only
+  other files (a PDF) gets a submission that says so.
+- A subfolder of a named folder is one student's submission, its id the subfolder's name: one file is
+  graded (student_files.choose: the same rule on Gradescope, `uploads`), and the other `.py` files
+  beside it are modules it can import. A subfolder with no submission file of its own and several
+  subfolders that hold some (a section, an export) is read as a folder of students; each of its
+  folders is a student, one with nothing to grade (a PDF only) included.
+- nbgrader's `submitted/` or `autograded/` (nbgrader.py): a folder per student, in it a folder per
+  assignment; this assignment's folder is graded as the student's submission. Folders named on the
+  command line that share a name (`submitted/*/ps2`) are each the submission of the folder above.
 - A folder holding Gradescope's `submission_metadata.yml` (its "Export Submissions") is a folder of
   students whose ids are the students' names from the metadata (a group submission: the names joined
   with " + "), with their emails and student ids kept for the gradebook.
