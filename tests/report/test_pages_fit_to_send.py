@@ -92,3 +92,19 @@ def test_a_long_traceback_keeps_its_start_and_its_error_line():
     long = "Traceback (most recent call last):\n" + "x" * 10_000 + "\nValueError: the end"
     kept = shortened(long, 3000)
     assert len(kept) <= 3000 and kept.startswith("Traceback") and kept.endswith("ValueError: the end")
+
+
+def test_the_class_report_lists_files_not_graded_and_cells_left_out():
+    from autograder.course import find_assignment
+    from autograder.report.classreport import class_report
+
+    skipped = "Cell 92 (code cell 42), which starts with `import os`, exited with status 3 ..."
+    rows = [("erin", {"score": 50, "tests": [], "extra_data": {
+                "file": "my_solution.ipynb", "not_graded": ["02-custom-functions.ipynb: not graded: ..."]}}),
+            ("dan", {"score": 50, "tests": [],
+                     "extra_data": {"file": "hw.ipynb", "skipped_cells": [skipped]}}),
+            ("alice", {"score": 50, "tests": [], "extra_data": {"file": "hw.ipynb"}})]
+    page = text(class_report(find_assignment("custom-functions"), rows))
+    section = page.split("Files not graded, and cells left out")[1]
+    assert "erin my_solution.ipynb 02-custom-functions.ipynb: not graded: ..." in section
+    assert f"dan hw.ipynb {skipped}" in section and "alice" not in section
