@@ -365,6 +365,13 @@ def discover(paths: list[Path], prefer: tuple[str, ...] = (), problems: tuple[st
                 # submitted/*/ps2: one student's folder each, named by the folder above
                 student = path.resolve().parent.name
                 walker.discovery.found.append(walker.student(student, path, f"{path}/", {"name": student}))
+            elif path.is_dir() and path.parent.name in NBGRADER_ROOTS:  # submitted/alice: one student
+                try:
+                    own = [e for e in listing(path.parent) if e.name == path.name]
+                except OSError as error:
+                    raise NoSubmissions(f"The folder {path.parent} could not be read "
+                                        f"({error.strerror}).") from None
+                walker.nbgrader(path.parent, own, f"{path.parent}/")
             else:
                 walker.named(path)
     except BaseException:

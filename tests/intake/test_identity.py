@@ -56,6 +56,12 @@ def test_assignment_folders_named_are_graded_as_the_student_above(tmp_path):
                                                "bob": "02-custom-functions.ipynb"}
 
 
+def test_one_students_nbgrader_folder_named_is_that_student(tmp_path):
+    """Does naming submitted/alice grade alice's ps2, as alice?"""
+    subs = loaded([nbgrader(tmp_path) / "alice"])
+    assert {s: subs[s].file for s in subs} == {"alice": "02-custom-functions.ipynb"}
+
+
 def test_an_nbgrader_tree_whose_assignment_cannot_be_told_is_refused(tmp_path):
     """When no assignment folder holds the lesson's notebook, is the batch refused before grading, with
     the assignments found and what to name instead?"""
