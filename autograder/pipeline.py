@@ -67,9 +67,9 @@ class Pipeline:
         skipped: dict[str, list[dict]] = {}
         spent: dict[str, float] = {}  # seconds of the runs that stopped in a skipped cell
         while tasks:  # a cell that killed the worker, exited or ran too long: run again without it
-            again = []
+            again, cells_of = [], {t.key: t.cells for t in tasks}
             for sid, outcome in self.pool.run(tasks, self.seed):
-                sub, cells = by_id[sid], next(t.cells for t in tasks if t.key == sid)
+                sub, cells = by_id[sid], cells_of[sid]
                 cell = cells_.skippable(sub, cells, outcome, len(skipped.get(sid, [])))
                 if cell is not None:
                     skipped.setdefault(sid, []).append(cells_.skip_note(sub, cell, outcome))
@@ -77,9 +77,10 @@ class Pipeline:
                     again.append(Task(sid, [c if i != cell - 1 else "" for i, c in enumerate(cells)], jobs,
                                       sub.modules))
                     continue
+                outcome = drop_expected_errors(sub, outcome)
                 outcome.cell_errors[:0] = skipped.get(sid, [])
                 outcome.seconds += spent.get(sid, 0.0)
-                yield sub, numbered(sub, drop_expected_errors(sub, outcome))
+                yield sub, numbered(sub, outcome)
             tasks = again
 
     def judge(self, sub: Submission, outcome: Outcome | None) -> Graded:
