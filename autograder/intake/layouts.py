@@ -121,6 +121,9 @@ class _Walker:
         self.discovery.temporary.append(unpacked.folder)
         for entry, why in unpacked.refused.items():
             self.discovery.warnings.append(f"{path.name}: {entry} was not unpacked: {why}.")
+        for entry in unpacked.code_page:
+            self.discovery.warnings.append(f"{path.name}: the name of {entry} is not UTF-8; it was read as "
+                                           f"the zip standard's code page 437. Check the student's name.")
         return unpacked
 
     @staticmethod

@@ -52,6 +52,7 @@ class ZipRefused(ValueError):
 class Unpacked:
     folder: Path
     refused: dict[str, str] = field(default_factory=dict)  # entry name -> why it was not written
+    code_page: list[str] = field(default_factory=list)  # names neither marked nor valid UTF-8: read as cp437
 
 
 def _safe_parts(name: str) -> tuple[str, ...] | None:
@@ -146,11 +147,12 @@ def _unpack_inner(inner: Path, depth: int, budget: list[int], result: Unpacked) 
     inner.unlink()
     for entry, why in inside.refused.items():
         result.refused[f"{name}/{entry}"] = why
+    result.code_page += [f"{name}/{entry}" for entry in inside.code_page]
 
 
 def _extract(archive: zipfile.ZipFile, entry: zipfile.ZipInfo, folder: Path, result: Unpacked,
              seen: set[tuple[str, ...]], budget: list[int]) -> None:
-    name = entry.filename
+    name = _entry_name(entry, result)
     parts = _safe_parts(name)
     if parts is None:
         result.refused[name] = "its name is not a plain relative path (it could land outside the folder)"
@@ -202,6 +204,20 @@ def _extract(archive: zipfile.ZipFile, entry: zipfile.ZipInfo, folder: Path, res
             result.refused[name] = f"it could not be unpacked ({str(error)[:200]})"
     if name in result.refused:
         os.unlink(parent / parts[-1])
+
+
+def _entry_name(entry: zipfile.ZipInfo, result: Unpacked) -> str:
+    """An entry's name: zipfile reads a name not marked UTF-8 as code page 437 (the zip standard's), but
+    many tools write UTF-8 without marking it: such a name is read as UTF-8 when it is valid UTF-8, else
+    it stays code page 437, and the instructor is told."""
+    name = entry.filename
+    if entry.flag_bits & 0x800 or name.isascii():
+        return name
+    try:
+        return name.encode("cp437").decode("utf-8")
+    except UnicodeError:
+        result.code_page.append(name)
+        return name
 
 
 def _placeholder(folder: Path, parts: tuple[str, ...]) -> None:

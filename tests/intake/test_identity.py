@@ -165,3 +165,22 @@ def test_zip_of_a_pdf_is_listed_never_inflated(tmp_path):
         assert (unpacked.folder / "bob" / "answers.pdf").stat().st_size == 0
     finally:
         remove(unpacked.folder)
+
+
+def test_zip_names_not_marked_utf8_are_read_as_written_and_reported(tmp_path):
+    """A zip whose names are UTF-8 but not marked so (as many tools write them) gives the student's name;
+    one whose names are in another code page is read as the zip standard's code page 437, and the
+    instructor is told."""
+    notebook = tmp_path / "nb.ipynb"
+    lesson(notebook, ALICE)
+    target = tmp_path / "class.zip"
+    with zipfile.ZipFile(target, "w") as z:
+        for placeholder in ("MXXller", "JXrg"):
+            z.write(notebook, f"class/{placeholder}/02-custom-functions.ipynb")
+    raw = target.read_bytes().replace(b"MXXller", "Müller".encode()).replace(b"JXrg", b"J\xf6rg")
+    target.write_bytes(raw)
+    warnings: list[str] = []
+    subs = loaded([target], warnings)
+    assert sorted(subs) == ["J÷rg", "Müller"]  # b"\xf6" is ÷ in code page 437
+    assert warnings == [("class.zip: the name of class/J÷rg/02-custom-functions.ipynb is not UTF-8; it was "
+                         "read as the zip standard's code page 437. Check the student's name.")]
