@@ -76,7 +76,8 @@ def discover(paths: list[Path], prefer: tuple[str, ...] = (), problems: tuple[st
         decoded = decoded_name(found.name)
         if decoded != found.name:
             raw = os.fsencode(found.name)
-            discovery.warnings.append(f"{found.where or found.name}: the name {raw!r} is not UTF-8; it was "
+            where = (found.where or found.name).replace(found.name, decoded)
+            discovery.warnings.append(f"{where}: the name {raw!r} is not UTF-8; it was "
                                       f"read as Windows-1252: {decoded!r}. Check that this is the student's "
                                       f"name.")
             found.identity.setdefault("name_bytes", raw.hex())
