@@ -401,3 +401,26 @@ def test_gradescope_and_the_local_batch_grade_the_same_file(archive, tmp_path):
            "defines 4")
     assert local["extra_data"]["not_graded"] == [why]
     assert why in document["output"] and why in (out / "erin" / "feedback.html").read_text()
+
+
+def test_the_summary_states_hidden_points_files_not_graded_and_skipped_cells():
+    """Does Gradescope's summary say what the local page says: the points of hidden tests, the files not
+    graded and why, a skipped cell, and a cell that raised named as Jupyter numbers it?"""
+    from autograder.course import find_assignment
+
+    assignment = find_assignment("custom-functions")
+    results = [CheckResult("KillHead", "forward", True, 2), CheckResult("KillHead", "gradient", True, 3),
+               CheckResult("KillHead", "gradcheck", True, 11, hidden=True)]
+    graded = uploaded("my_solution.ipynb", results)
+    graded.cell_errors = [{"index": 42, "name": "Cell 92 (code cell 42)", "type": "skipped",
+                           "error": "Cell 92 (code cell 42), which starts with `import os`, exited ..."},
+                          {"index": 3, "name": "Cell 7 (code cell 3)", "type": "NameError",
+                           "error": "NameError: name 'x' is not defined"}]
+    about = ["Graded: my_solution.ipynb.", "02-custom-functions.ipynb: not graded: it defines 0 of the 4 ..."]
+    settings = Settings("custom-functions", output_format="text")
+    output = results_document(assignment, [graded], settings, 1.0, about)["output"]
+    hidden = "custom-functions: 5 / 5 points on the tests shown here; 11 more points are in tests you"
+    assert hidden in output
+    assert all(line in output for line in about)
+    assert "my_solution.ipynb: Cell 92 (code cell 42), which starts with `import os`, exited" in output
+    assert "my_solution.ipynb: Cell 7 (code cell 3) raised an error; later cells still ran." in output
