@@ -269,7 +269,8 @@ class _Walker:
             folder = unpacked.folder
             found, _, error = candidates(folder)
         links = [p for _, p in found if p.is_symlink()]
-        shallow = [p for d, p in found if d == found[0][0]] if found else []
+        # notebooks at any depth, shallower first among equals; .py files only beside the top ones
+        shallow = [p for d, p in found if d == found[0][0] or p.suffix == ".ipynb"] if found else []
         choice = choose(shallow, self.prefer, problems=self.problems)
         chosen = choice.chosen
         if chosen is None:

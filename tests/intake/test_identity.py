@@ -135,6 +135,17 @@ def test_the_real_work_is_graded_beside_the_untouched_lesson(tmp_path, zipped_up
                              "my_solution.ipynb defines 4")]
 
 
+def test_the_real_work_in_a_subfolder_is_graded_beside_the_lesson(tmp_path):
+    """Is a notebook deeper in the student's folder that defines the problems graded rather than the
+    untouched lesson at the top, and the untouched lesson named as not graded?"""
+    folder = tmp_path / "class"
+    (folder / "erin").mkdir(parents=True)
+    shutil.copy(UNTOUCHED, folder / "erin" / "02-custom-functions.ipynb")
+    lesson(folder / "erin" / "work" / "hw.ipynb", ALICE)
+    (erin,) = loaded([folder]).values()
+    assert (erin.file, erin.ignored[0].split(":")[0]) == ("hw.ipynb", "02-custom-functions.ipynb")
+
+
 def test_a_name_that_is_not_utf8_is_read_and_reported(tmp_path):
     """Is a folder whose name is Latin-1 (not UTF-8) given the name it spells, and the instructor told?"""
     if os.fsencode("x") != b"x" or not os.path.supports_unicode_filenames and os.name == "nt":
