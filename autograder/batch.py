@@ -20,9 +20,10 @@ from pathlib import Path
 
 import autograder
 from autograder import config
+from autograder.cells import SKIPPED
 from autograder.course.assignments import Assignment
 from autograder.intake.loader import Submission, load
-from autograder.pipeline import Pipeline, Private, failed_everywhere
+from autograder.pipeline import Pipeline, Private, about, failed_everywhere
 from autograder.report.files import (
     Graded,
     ScoreAboveMaximum,
@@ -147,6 +148,9 @@ def extra_data(assignment: Assignment, sub: Submission, key: Key | None, graded:
         data["modules"] = sorted(sub.modules)
     if sub.ignored:
         data["not_graded"] = sub.ignored
+    skipped = [c["error"] for c in graded.cell_errors if c.get("type") == SKIPPED]
+    if skipped:
+        data["skipped_cells"] = skipped
     if sub.error:
         data["status"] = "unreadable" if sub.unreadable else "not graded"
         data["error"] = sub.error
@@ -165,8 +169,9 @@ def write_submission(out: Path, assignment: Assignment, sub: Submission, graded:
     score = sum(r.score for r in results)
     summary = f"{assignment.name}: {score:g}/{assignment.max_score:g}. Open feedback.html for the pictures."
     result = results_json(results, summary, extra_data(assignment, sub, key, graded), assignment.max_score)
-    write_atomic(folder / "feedback.html", feedback_page(sub.id, assignment.name, results, graded.cell_errors,
-                                                         graded.output))
+    write_atomic(folder / "feedback.html", feedback_page(sub.identity.get("name") or sub.id, assignment.name,
+                                                         results, graded.cell_errors, graded.output,
+                                                         about=about(sub)))
     # No execution_time here: a batch killed and run again must end with the very files of an
     # uninterrupted run, so nothing that varies from run to run goes into them (the CLI prints times).
     write_results(folder / "results.json", result)
@@ -239,7 +244,8 @@ def describe_plan(total: int, reasons: list[str], force: bool) -> str:
 def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: Path, force: bool,
            progress: bool, key: Key) -> Batch:
     warnings: list[str] = []
-    subs = load(paths, (assignment.lesson, assignment.name), warnings)
+    subs = load(paths, (assignment.lesson, assignment.name), warnings,
+                tuple(p.lookup for p in assignment.problems))
     rows: dict[str, dict] = {}
     batch = Batch()
     todo, reasons = [], {}

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Self
 
 import autograder
+from autograder import cells as cells_
 from autograder import config
 from autograder.course.assignments import Assignment
 from autograder.intake.loader import Submission
@@ -69,14 +70,33 @@ class Pipeline:
         jobs = problem_jobs(self.assignment, self.seed)
         by_id = {s.id: s for s in subs}
         tasks = [Task(s.id, s.cells, jobs, s.modules) for s in subs if not s.error]
-        for sid, outcome in self.pool.run(tasks, self.seed):
-            yield by_id[sid], drop_expected_errors(by_id[sid], outcome)
+        skipped: dict[str, list[dict]] = {}
+        spent: dict[str, float] = {}  # seconds of the runs that stopped in a skipped cell
+        while tasks:  # a cell that killed the worker, exited or ran too long: run again without it
+            again, cells_of = [], {t.key: t.cells for t in tasks}
+            for sid, outcome in self.pool.run(tasks, self.seed):
+                sub, cells = by_id[sid], cells_of[sid]
+                cell = cells_.skippable(sub, cells, outcome, len(skipped.get(sid, [])))
+                if cell is not None:
+                    skipped.setdefault(sid, []).append(cells_.skip_note(sub, cell, outcome))
+                    spent[sid] = spent.get(sid, 0.0) + outcome.seconds
+                    again.append(Task(sid, [c if i != cell - 1 else "" for i, c in enumerate(cells)], jobs,
+                                      sub.modules))
+                    continue
+                outcome = drop_expected_errors(sub, outcome)
+                outcome.cell_errors[:0] = skipped.get(sid, [])
+                outcome.seconds += spent.get(sid, 0.0)
+                yield sub, numbered(sub, outcome)
+            tasks = again
 
     def judge(self, sub: Submission, outcome: Outcome | None) -> Graded:
         """The verdicts on what a worker measured (here, in the grader), without the grader's paths."""
         results = self.private.results(_contained(self.assignment, sub, outcome, self.seed))
         graded = Graded(sub.id, sum(r.score for r in results), self.assignment.max_score, results, sub.sha256)
         if self.private.outcome(outcome) is not None:
+            for error in outcome.cell_errors:  # the grader's paths are out: the student's files are plain
+                if error.get("type") != cells_.SKIPPED:
+                    error["error"] = cells_.student_frames(str(error.get("error", "")), sub)
             graded.cell_errors, graded.output = outcome.cell_errors, outcome.output
             graded.timed_out, graded.seconds = list(outcome.timed_out), outcome.seconds
             graded.not_graded = next((why for why in outcome.failures.values()
@@ -91,6 +111,24 @@ class Pipeline:
 
     def __exit__(self, *_) -> None:
         self.close()
+
+
+def about(sub: Submission) -> list[str]:
+    """What the student's page says about what was graded: the file, the files not graded and why, and
+    what the layout says of the submission (late, a resubmission, when)."""
+    lines = []
+    if sub.file:
+        modules = f", with {', '.join(sorted(sub.modules))} beside it" if sub.modules else ""
+        lines.append(f"Graded: {sub.file}{modules}.")
+    lines += [f"{why}." for why in sub.ignored]
+    if sub.identity.get("late"):
+        lines.append("Canvas marks this submission late.")
+    if sub.identity.get("resubmission"):
+        lines.append(f"Canvas numbers this file as upload -{sub.identity['resubmission']}: the latest one is "
+                     f"graded.")
+    if sub.identity.get("submitted"):
+        lines.append(f"Submitted: {sub.identity['submitted']}.")
+    return lines
 
 
 def failed_everywhere(assignment: Assignment, reason: str) -> list[CheckResult]:
@@ -119,22 +157,16 @@ def drop_expected_errors(sub: Submission, outcome: Outcome) -> Outcome:
     return outcome
 
 
-def cell_hint(error: dict) -> str:
-    """Why the code after a failing cell never ran, in a sentence naming the cause."""
-    cell, kind, text = error.get("index"), str(error.get("type", "")), str(error.get("error", ""))
-    if kind == "SystemExit":
-        return (f" Cell {cell} called sys.exit() or exit() (SystemExit), which ends the program: "
-                f"nothing after it in that cell ran. Remove the call.")
-    if kind == "MemoryError":
-        return (f" Cell {cell} ran out of memory (MemoryError: it reached the grader's memory limit), "
-                f"so nothing after that point ran.")
-    if kind == "RecursionError":
-        return (f" Cell {cell} recursed without end (RecursionError: maximum recursion depth exceeded), so "
-                f"nothing after that point ran.")
-    if kind == "BlockingIOError" and "Resource temporarily unavailable" in text:
-        return (f" Cell {cell} could not start another process (BlockingIOError): it reached the grader's "
-                f"limit on processes, e.g. by forking without end, so nothing after that point ran.")
-    return f" Cell {cell} raised an error ({kind or 'see below'}; see below), which may be why."
+def numbered(sub: Submission, outcome: Outcome) -> Outcome:
+    """Each cell error named as Jupyter numbers the notebook's cells ("Cell 44 (code cell 22)")."""
+    for error in outcome.cell_errors:
+        error["name"] = cells_.name(sub, int(error.get("index", 0)))
+    return outcome
+
+
+def cell_hint(error: dict, sub: Submission | None = None) -> str:
+    """Why the code after a failing cell never ran, in a sentence naming the cause (cells.hint)."""
+    return cells_.hint(sub, error)
 
 
 def _judged(problem, data: dict, seed: int) -> list[CheckResult]:
@@ -153,9 +185,10 @@ def _judged(problem, data: dict, seed: int) -> list[CheckResult]:
         return verdicts.results({})
 
 
-def verdicts_for(assignment: Assignment, outcome: Outcome, seed: int) -> list[CheckResult]:
+def verdicts_for(assignment: Assignment, outcome: Outcome, seed: int,
+                 sub: Submission | None = None) -> list[CheckResult]:
     results = []
-    hint = cell_hint(outcome.cell_errors[0]) if outcome.cell_errors else ""
+    hint = cell_hint(outcome.cell_errors[0], sub) if outcome.cell_errors else ""
     for problem in assignment.problems:
         if problem.name in outcome.data:
             data = with_explanation(outcome.data[problem.name], outcome.explanations.get(problem.name))
@@ -178,7 +211,7 @@ def _contained(assignment: Assignment, sub: Submission, outcome: Outcome | None,
     try:
         if outcome is None:
             return failed_everywhere(assignment, sub.error)
-        return verdicts_for(assignment, outcome, seed)
+        return verdicts_for(assignment, outcome, seed, sub)
     except Exception as error:  # noqa: BLE001 - one submission never stops a batch
         return failed_everywhere(assignment, f"The grader failed while judging this submission "
                                              f"({type(error).__name__}: "

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from autograder.cells import shortened
 from autograder.config import MAX_CELL_ERROR, MAX_PRINTED
 from autograder.report.figures import picture
 from autograder.report.markup import render
@@ -77,14 +78,19 @@ def render_test(r, fmt: str, pictures: Pictures, graphs_shown: set[str]) -> str:
 
 
 def summary(assignment, files: list[Graded], chosen: list, source: dict[str, str], fmt: str,
-            skipped_pictures: int) -> str:
-    """The submission-wide output: what was graded, a line per problem students may see, the cells that
-    raised and what the code printed. Hidden problems and checks are left out of every line."""
+            skipped_pictures: int, about: list[str] = ()) -> str:
+    """The submission-wide output: what was graded (`about`: the file graded and those ignored), a line
+    per problem students may see, the cells skipped or that raised and what the code printed. Hidden
+    problems and checks are left out of every line; the score says how many points they hold."""
     shown = [r for r in chosen if not r.hidden]
     blocks: list[tuple[str, object]] = []
-    if not any(r.hidden for r in chosen):
-        blocks.append(("p", (f"{assignment.name}: {sum(r.score for r in chosen):g} / "
-                            f"{sum(r.max_score for r in chosen):g} points.")))
+    hidden = sum(r.max_score for r in chosen if r.hidden)
+    total = (f"{assignment.name}: {sum(r.score for r in shown):g} / {sum(r.max_score for r in shown):g} "
+             f"points")
+    blocks.append(("p", total + (f" on the tests shown here; {hidden:g} more points are in tests you will "
+                                 f"see after the deadline." if hidden else ".")))
+    if about:
+        blocks.append(("list", list(about)))
     lines = []
     for problem in assignment.problems:
         mine = [r for r in shown if r.problem == problem.name]
@@ -99,7 +105,7 @@ def summary(assignment, files: list[Graded], chosen: list, source: dict[str, str
     if not files:
         blocks.append(("p", ("No notebook (.ipynb) or Python file (.py) was found in your submission. Upload "
                             "your lesson notebook, e.g. 02-custom-functions.ipynb, and submit again.")))
-    else:
+    elif not about:
         names = ", ".join(f.submission for f in files)
         blocks.append(("p", f"Graded {names}." + (" With several files, each problem is graded from the file "
                                                   "where it scored best." if len(files) > 1 else "")))
@@ -113,9 +119,12 @@ def summary(assignment, files: list[Graded], chosen: list, source: dict[str, str
                             f"check() in your notebook draws them all.")))
     for f in files:
         for cell in f.cell_errors:
-            blocks.append(("p", (f"{f.submission}: cell {cell['index']} raised an error; "
-                                 f"later cells still ran.")))
-            blocks.append(("pre", strip_grader_frames(str(cell["error"]))[-MAX_CELL_ERROR:]))
+            name = cell.get("name") or f"Cell {cell['index']}"
+            if cell.get("type") == "skipped":
+                blocks.append(("p", f"{f.submission}: {cell['error']}"))
+                continue
+            blocks.append(("p", f"{f.submission}: {name} raised an error; later cells still ran."))
+            blocks.append(("pre", shortened(strip_grader_frames(str(cell["error"])), MAX_CELL_ERROR)))
         if f.output.strip():
             text = f.output if len(f.output) <= MAX_PRINTED else f.output[:MAX_PRINTED] + "\n[... cut ...]"
             blocks.append(("p", f"What {f.submission} printed while it was graded:"))

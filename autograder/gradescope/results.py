@@ -22,7 +22,7 @@ def combine(assignment, files: list[Graded]) -> tuple[list, dict[str, str]]:
 
 
 def results_document(assignment, files: list[Graded], settings: Settings, seconds: float,
-                     isolation: str = "container") -> dict:
+                     about: list[str] = (), isolation: str = "container") -> dict:
     """Gradescope's results.json for one submission (isolation: where its code ran, Server.isolation)."""
     from autograder.pipeline import failed_everywhere
 
@@ -38,5 +38,5 @@ def results_document(assignment, files: list[Graded], settings: Settings, second
              "files": [{"file": f.submission, "sha256": f.sha256, "score": f.score} for f in files]}
     return gradescope_results(chosen, [outputs[i] for i in range(len(chosen))],
                               [p.name for p in assignment.problems],
-                              summary(assignment, files, chosen, source, fmt, pictures.skipped), fmt,
+                              summary(assignment, files, chosen, source, fmt, pictures.skipped, about), fmt,
                               settings.visibility, settings.hidden_visibility, seconds, extra)

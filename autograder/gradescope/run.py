@@ -88,7 +88,7 @@ def _graded(root: Path, settings: Settings, assignment, server, started: float) 
     from autograder.gradescope.results import results_document
     from autograder.intake.layouts import uploads
     from autograder.intake.loader import read_all
-    from autograder.pipeline import Pipeline, Private
+    from autograder.pipeline import Pipeline, Private, about
     from autograder.report.plain import shown
 
     print(f"autograder: {assignment.name} from {Path(autograder.__file__).parent}, Python {sys.executable}")
@@ -98,7 +98,8 @@ def _graded(root: Path, settings: Settings, assignment, server, started: float) 
               "only what the grader loaded first (setup.sh installs them where every user may read).")
     with Pipeline(assignment, settings.limits(), None, settings.seed, server, Private([root]),
                   config.GRADESCOPE_PRELOAD) as pipeline:
-        found = uploads(root / "submission", (assignment.lesson, assignment.name))
+        found = uploads(root / "submission", (assignment.lesson, assignment.name),
+                        tuple(p.lookup for p in assignment.problems))
         try:
             subs = [s for s in read_all(found.found) if s.path is not None or s.unreadable]
         finally:
@@ -113,8 +114,9 @@ def _graded(root: Path, settings: Settings, assignment, server, started: float) 
             if not sub.error:
                 print(f"autograder: {shown(name)}: {graded.score:g}/{assignment.max_score:g} "
                       f"in {graded.seconds:.1f} s")
+    notes = [line for s in subs for line in about(s)]
     return results_document(assignment, [files[s.id] for s in subs], settings, time.monotonic() - started,
-                            server.isolation)
+                            notes, server.isolation)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,11 +6,17 @@ instructors receive them, each with a stable id and, where the layout says, the 
 - Files lying directly in a folder and named as Canvas's "Download Submissions" names them
   (`<name>_[LATE_]<user id>_<submission id>_<file>`) are grouped by Canvas user: a student's notebook is
   graded and the other `.py` files they handed in are its modules, under the names they uploaded
-  (`helpers-1.py`, Canvas's name for a resubmitted `helpers.py`, is `helpers.py` again).
-- A subfolder of a named folder is one student's submission, its id the subfolder's name: its notebook
-  is graded (or its one `.py` file when there is no notebook), and the other `.py` files beside it are
-  modules it can import. A subfolder with no submission file of its own and several subfolders that
-  hold some (a section, an export) is read as a folder of students.
+  (`helpers-1.py`, Canvas's name for a resubmitted `helpers.py`, is `helpers.py` again; among equals the
+  latest upload is graded). The late flag and the upload number are kept; a user who handed in only
+  other files (a PDF) gets a submission that says so.
+- A subfolder of a named folder is one student's submission, its id the subfolder's name: one file is
+  graded (student_files.choose: the same rule on Gradescope, `uploads`), and the other `.py` files
+  beside it are modules it can import. A subfolder with no submission file of its own and several
+  subfolders that hold some (a section, an export) is read as a folder of students; each of its
+  folders is a student, one with nothing to grade (a PDF only) included.
+- nbgrader's `submitted/` or `autograded/` (nbgrader.py): a folder per student, in it a folder per
+  assignment; this assignment's folder is graded as the student's submission. Folders named on the
+  command line that share a name (`submitted/*/ps2`) are each the submission of the folder above.
 - A folder holding Gradescope's `submission_metadata.yml` (its "Export Submissions") is a folder of
   students whose ids are the students' names from the metadata (a group submission: the names joined
   with " + "), with their emails and student ids kept for the gradebook.
@@ -27,17 +33,21 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import config
 from autograder.intake.files import SUFFIXES, is_dir, is_link, listing
 from autograder.intake.gradescope_metadata import METADATA, read_metadata
+from autograder.intake.nbgrader import NBGRADER_ROOTS, pick_assignment, timestamp
 from autograder.intake.student_files import candidates, choose
 from autograder.intake.unzip import Unpacked, ZipRefused, remove, unpack
 
 # Canvas's "Download Submissions" names: sortable name (no spaces), LATE when late, user id, submission id.
-CANVAS_NAME = re.compile(r"^(?P<name>[^_]+)_(?:LATE_)?(?P<user>\d+)_(?P<submission>\d+)(?:_(?P<file>.*))?$")
+CANVAS_NAME = re.compile(r"^(?P<name>[^_]+)_(?P<late>LATE_)?(?P<user>\d+)_(?P<submission>\d+)"
+                         r"(?:_(?P<file>.*))?$")
+RESUBMITTED = re.compile(r"-(\d+)(\.\w+)$")  # Canvas's name for a file uploaded again: hw-1.ipynb
 MAX_MODULES = 200  # helper modules beside one notebook
 _MISSING = ("{path} does not exist. Name notebooks (.ipynb), Python files (.py), zips or folders that hold "
             "them.")
@@ -58,10 +68,9 @@ class Found:
     identity: dict = field(default_factory=dict)
     error: str = ""
     where: str = ""  # for the instructor: where it was found
-    ignored: list[str] = field(default_factory=list)  # other notebooks beside the graded one
+    ignored: list[str] = field(default_factory=list)  # other notebooks beside the graded one: "file: why"
     tiebreak: str = ""  # what tells two students of the same name apart (an email, a student id)
     unreadable: bool = False  # a folder the grader could not open: the instructor is told
-    also: list[Path] = field(default_factory=list)  # the other notebooks (ignored), as files
 
 
 @dataclass
@@ -82,8 +91,8 @@ def _unreadable(name: str, error: OSError, where: str) -> Found:
 
 
 class _Walker:
-    def __init__(self, prefer: tuple[str, ...]):
-        self.prefer = tuple(p.casefold() for p in prefer)
+    def __init__(self, prefer: tuple[str, ...], problems: tuple[str, ...] = ()):
+        self.prefer, self.problems = tuple(p.casefold() for p in prefer), tuple(problems)
         self.discovery = Discovery([])
         self.budget = [config.UNZIP_BYTES]  # bytes every zip of this run may still unpack, together
 
@@ -120,6 +129,9 @@ class _Walker:
         self.discovery.temporary.append(unpacked.folder)
         for entry, why in unpacked.refused.items():
             self.discovery.warnings.append(f"{path.name}: {entry} was not unpacked: {why}.")
+        for entry in unpacked.code_page:
+            self.discovery.warnings.append(f"{path.name}: the name of {entry} is not UTF-8; it was read as "
+                                           f"the zip standard's code page 437. Check the student's name.")
         return unpacked
 
     @staticmethod
@@ -144,7 +156,12 @@ class _Walker:
         if any(e.name == METADATA for e in entries):
             self.gradescope(folder, entries, where)
             return
-        files = [e for e in entries if not is_dir(e) and Path(e.name).suffix in SUFFIXES]
+        if folder.name in NBGRADER_ROOTS:
+            self.nbgrader(folder, entries, where)
+            return
+        # Canvas's files of any kind: a student who handed in a PDF only still gets a row
+        files = [e for e in entries if not is_dir(e)
+                 and (Path(e.name).suffix in SUFFIXES or CANVAS_NAME.match(Path(e.name).stem))]
         self.files(folder, files, where)
         for entry in entries:
             path = Path(entry.path)
@@ -161,28 +178,40 @@ class _Walker:
             match = CANVAS_NAME.match(Path(entry.name).stem)
             if match and not is_link(entry):
                 canvas.setdefault(match["user"], []).append(entry)
-            else:
+            elif Path(entry.name).suffix in SUFFIXES:
                 path = Path(entry.path)
                 self.discovery.found.append(Found(path.stem, path, where=where + entry.name))
         for user, group in canvas.items():
             self.discovery.found.append(self.canvas_group(user, group, where))
 
     def canvas_group(self, user: str, group: list[os.DirEntry], where: str) -> Found:
-        """One Canvas user's files: the notebook (or the one .py) graded, the rest its modules."""
-        uploaded = {}
+        """One Canvas user's files: the notebook (or the one .py) graded, the rest its modules. Canvas
+        names a file uploaded again `hw-1.ipynb`: among equals, the latest upload is graded."""
+        uploaded, again = {}, {}
         for entry in group:
             match = CANVAS_NAME.match(Path(entry.name).stem)
             original = (match["file"] or match["name"]) + Path(entry.name).suffix
-            uploaded[Path(entry.path)] = re.sub(r"-\d+(\.\w+)$", r"\1", original)
-        chosen, ignored, error = choose(list(uploaded), self.prefer, lambda p: uploaded[p])
-        match = CANVAS_NAME.match((chosen or Path(group[0].path)).stem)
-        identity = {"canvas_user": user, "canvas_submission": match["submission"], "name": match["name"]}
-        if chosen is None:
-            first = group[0].name
-            return Found(Path(first).stem, error=error, identity=identity, where=where + first)
-        modules = {uploaded[p]: p for p in uploaded if p != chosen and p.suffix == ".py"}
-        return Found(chosen.stem, chosen, modules, identity, where=where + chosen.name,
-                     ignored=[uploaded[p] for p in ignored])
+            resubmitted = RESUBMITTED.search(original)
+            again[Path(entry.path)] = int(resubmitted[1]) if resubmitted else 0
+            uploaded[Path(entry.path)] = RESUBMITTED.sub(r"\2", original)
+        paths = sorted(uploaded, key=lambda p: (-again[p], p.name))
+        choice = choose(paths, self.prefer, lambda p: uploaded[p], self.problems)
+        match = CANVAS_NAME.match((choice.chosen or paths[0]).stem)
+        identity = {"canvas_user": user, "canvas_submission": match["submission"], "name": match["name"],
+                    "late": bool(match["late"])}
+        if choice.chosen is not None and again[choice.chosen]:
+            identity["resubmission"] = again[choice.chosen]
+        if choice.chosen is None:
+            first = paths[0].name
+            return Found(Path(first).stem, error=choice.error, identity=identity, where=where + first)
+        # the latest upload of each module last, so that it is kept
+        modules = {uploaded[p]: p for p in reversed(paths) if p != choice.chosen and p.suffix == ".py"}
+        for p in choice.ignored:
+            if uploaded[p] == uploaded[choice.chosen] and again[p] < again[choice.chosen]:
+                choice.ignored[p] = (f"not graded: an earlier upload of {uploaded[p]} ({choice.chosen.name} "
+                                     f"is later)")
+        return Found(choice.chosen.stem, choice.chosen, modules, identity, where=where + choice.chosen.name,
+                     ignored=[f"{p.name}: {why}" for p, why in choice.ignored.items()])
 
     def zip_in_folder(self, path: Path, where: str) -> None:
         try:
@@ -215,10 +244,13 @@ class _Walker:
         if any(e.name == METADATA for e in entries):
             self.gradescope(folder, entries, where)
             return
+        if folder.name in NBGRADER_ROOTS:
+            self.nbgrader(folder, entries, where)
+            return
         own = [e for e in entries if not is_dir(e) and Path(e.name).suffix in (*SUFFIXES, ".zip")]
         holding = [e for e in entries if is_dir(e) and self.holds_submissions(Path(e.path))]
         if not own and len(holding) > 1:  # a folder of students: a section, an export
-            for entry in holding:
+            for entry in (e for e in entries if is_dir(e)):  # a student who handed in a PDF only too
                 self.subfolder(Path(entry.path), where + entry.name + "/")
             return
         self.discovery.found.append(self.student(folder.name, folder, where))
@@ -249,12 +281,14 @@ class _Walker:
             folder = unpacked.folder
             found, _, error = candidates(folder)
         links = [p for _, p in found if p.is_symlink()]
-        shallow = [p for d, p in found if d == found[0][0]] if found else []
-        chosen, ignored, error = choose(shallow, self.prefer)
+        # notebooks at any depth, shallower first among equals; .py files only beside the top ones
+        shallow = [p for d, p in found if d == found[0][0] or p.suffix == ".ipynb"] if found else []
+        choice = choose(shallow, self.prefer, problems=self.problems)
+        chosen = choice.chosen
         if chosen is None:
             if links:  # a link where the notebook should be: the loader says why it is refused
                 return Found(name, links[0], where=where, identity=identity)
-            return Found(name, error=error, where=where, identity=identity)
+            return Found(name, error=choice.error, where=where, identity=identity)
         base = chosen.parent
         modules = {}
         for _, path in found:
@@ -265,7 +299,40 @@ class _Walker:
                    f"grader's limit of {MAX_MODULES}.")
             return Found(name, error=why, where=where, identity=identity)
         return Found(name, chosen, modules, identity, where=where + chosen.relative_to(folder).as_posix(),
-                     ignored=[p.relative_to(folder).as_posix() for p in ignored], also=list(ignored))
+                     ignored=[f"{p.relative_to(folder).as_posix()}: {why}" for p, why in
+                              choice.ignored.items()])
+
+    # -- nbgrader's course folder: submitted/<student>/<assignment>/ ------------------------------------
+
+    def nbgrader(self, folder: Path, entries: list[os.DirEntry], where: str) -> None:
+        """Each subfolder is a student (its name the id), each of theirs an assignment: the one being
+        graded is chosen for the whole class (nbgrader.py), and a student without it gets a row that
+        says so."""
+        students = {}
+        for entry in entries:
+            if is_link(entry):
+                self.discovery.found.append(Found(entry.name, Path(entry.path), where=where + entry.name))
+            elif is_dir(entry):
+                try:
+                    inside = listing(Path(entry.path))
+                    students[entry.name] = {e.name: Path(e.path) for e in inside if is_dir(e)}
+                except OSError as error:
+                    self.discovery.found.append(_unreadable(entry.name, error, where + entry.name + "/"))
+        assignment, refusal = pick_assignment(folder, students, self.prefer, where)
+        if refusal:
+            raise NoSubmissions(refusal)
+        for student, assignments in sorted(students.items()):
+            inside = where + f"{student}/"
+            if assignment not in assignments:
+                handed = ", ".join(sorted(assignments)) or "nothing"
+                self.discovery.found.append(Found(student, where=inside, identity={"name": student}, error=(
+                    f"No {assignment} folder was found among your submissions (you handed in: {handed}), "
+                    f"so there was nothing to grade for this assignment.")))
+                continue
+            identity = {"name": student, "nbgrader_assignment": assignment}
+            identity.update(timestamp(assignments[assignment]))
+            self.discovery.found.append(self.student(student, assignments[assignment],
+                                                     inside + f"{assignment}/", identity))
 
     # -- Gradescope's export ---------------------------------------------------------------------------
 
@@ -292,30 +359,37 @@ class _Walker:
             self.discovery.found.append(found)
 
 
-def uploads(folder: Path, prefer: tuple[str, ...] = ()) -> Discovery:
-    """What one student uploaded (Gradescope's submission folder): each notebook, with the .py files
-    beside it as its modules; without a notebook, the one .py file (or the one no other imports)."""
-    walker = _Walker(prefer)
-    first = walker.student(folder.name, folder, "")
-    found = [first]
-    if first.graded is not None:
-        for name, path in zip(first.ignored, first.also):
-            modules = {p.relative_to(path.parent).as_posix(): p for p in first.modules.values()
-                       if path.parent in p.parents}
-            found.append(Found(path.stem, path, modules, where=name))
-        first.ignored, first.also = [], []
-    walker.discovery.found = found
+def uploads(folder: Path, prefer: tuple[str, ...] = (), problems: tuple[str, ...] = ()) -> Discovery:
+    """What one student uploaded (Gradescope's submission folder): the file graded by the very rule of a
+    student's folder in a local batch (student_files.choose), with the .py files beside it as its
+    modules, and the other notebooks named as not graded."""
+    walker = _Walker(prefer, problems)
+    walker.discovery.found = [walker.student(folder.name, folder, "")]
     return walker.discovery
 
 
-def discover(paths: list[Path], prefer: tuple[str, ...] = ()) -> Discovery:
+def discover(paths: list[Path], prefer: tuple[str, ...] = (), problems: tuple[str, ...] = ()) -> Discovery:
     """Every submission in paths (see the module's docstring); raises NoSubmissions when there is none,
-    or when a path named is missing or cannot be read. `prefer`: names (without extension) of the file to
-    grade when a student's folder holds several, e.g. the lesson's notebook."""
-    walker = _Walker(prefer)
+    or when a path named is missing or cannot be read. `prefer`: names (without extension) of the lesson's
+    notebook, `problems` the names the assignment grades: together they choose the file to grade when a
+    student's folder holds several (student_files.choose)."""
+    walker = _Walker(prefer, problems)
+    shared = Counter(Path(p).name for p in paths if Path(p).is_dir())
     try:
-        for path in paths:
-            walker.named(Path(path), alone=len(paths) == 1)
+        for path in map(Path, paths):
+            if path.is_dir() and (shared[path.name] > 1 or path.parent.parent.name in NBGRADER_ROOTS):
+                # submitted/*/ps2: one student's folder each, named by the folder above
+                student = path.resolve().parent.name
+                walker.discovery.found.append(walker.student(student, path, f"{path}/", {"name": student}))
+            elif path.is_dir() and path.parent.name in NBGRADER_ROOTS:  # submitted/alice: one student
+                try:
+                    own = [e for e in listing(path.parent) if e.name == path.name]
+                except OSError as error:
+                    raise NoSubmissions(f"The folder {path.parent} could not be read "
+                                        f"({error.strerror}).") from None
+                walker.nbgrader(path.parent, own, f"{path.parent}/")
+            else:
+                walker.named(path, alone=len(paths) == 1)
     except BaseException:
         walker.discovery.close()
         raise

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,6 +55,8 @@ class Submission:
     # The code cells (indices into `cells`) the lesson itself expects to raise: tagged raises-exception,
     # as the "What goes wrong here?" exercises are. Their errors are not the student's to fix.
     expected_errors: list[int] = field(default_factory=list)
+    # Each code cell's number among all the notebook's cells (markdown included), as Jupyter shows them.
+    positions: list[int] = field(default_factory=list)
 
     @property
     def file(self) -> str:
@@ -63,11 +66,31 @@ class Submission:
 
 # -- finding submissions --------------------------------------------------------------------------------
 
-def discover(paths: list[Path], prefer: tuple[str, ...] = ()) -> Discovery:
+def discover(paths: list[Path], prefer: tuple[str, ...] = (), problems: tuple[str, ...] = ()) -> Discovery:
     """The submissions named, or found inside the folders and zips named (layouts.py): symbolic links and
     other files that are not regular files are listed when their name (or the folder they point to)
-    makes them look like a submission, so that load() refuses them by name, but never followed."""
-    return layouts.discover(paths, prefer)
+    makes them look like a submission, so that load() refuses them by name, but never followed. A name
+    that is not UTF-8 (a folder made on an old Windows) is read as Windows-1252, and the instructor told."""
+    discovery = layouts.discover(paths, prefer, problems)
+    for found in discovery.found:
+        decoded = decoded_name(found.name)
+        if decoded != found.name:
+            raw = os.fsencode(found.name)
+            where = (found.where or found.name).replace(found.name, decoded)
+            discovery.warnings.append(f"{where}: the name {raw!r} is not UTF-8; it was "
+                                      f"read as Windows-1252: {decoded!r}. Check that this is the student's "
+                                      f"name.")
+            found.identity.setdefault("name_bytes", raw.hex())
+            found.name = decoded
+    return discovery
+
+
+def decoded_name(name: str) -> str:
+    """A name as the file system gave it (undecodable bytes as surrogates), read as Windows-1252 where it
+    is not UTF-8; bytes Windows-1252 leaves undefined stay unreadable (safe_id makes them "_")."""
+    if not any("\udc80" <= c <= "\udcff" for c in name):
+        return name
+    return os.fsencode(name).decode("cp1252", "surrogateescape")
 
 
 def _looks_like_grader_file(candidate: str) -> bool:
@@ -183,13 +206,13 @@ def _not_a_notebook(name: str, why: str) -> Unreadable:
 
 # -- everything ---------------------------------------------------------------------------------------
 
-def load(paths: list[Path], prefer: tuple[str, ...] = (),
-         warnings: list[str] | None = None) -> list[Submission]:
+def load(paths: list[Path], prefer: tuple[str, ...] = (), warnings: list[str] | None = None,
+         problems: tuple[str, ...] = ()) -> list[Submission]:
     """Every submission found in paths, read; one that cannot be read carries its error and no cells.
     Raises NoSubmissions only (nothing to grade). Zips are unpacked into temporary folders, removed once
     everything is read. `warnings` receives what the instructor should know (zip entries refused,
     metadata that could not be read)."""
-    discovery = discover(paths, prefer)
+    discovery = discover(paths, prefer, problems)
     try:
         subs = read_all(discovery.found)
     finally:
@@ -200,18 +223,25 @@ def load(paths: list[Path], prefer: tuple[str, ...] = (),
 
 
 def expected_errors(suffix: str, raw: bytes) -> list[int]:
+    """The code cells of a notebook tagged raises-exception (see code_cells)."""
+    return code_cells(suffix, raw)[0]
+
+
+def code_cells(suffix: str, raw: bytes) -> tuple[list[int], list[int]]:
     """The code cells of a notebook tagged raises-exception (the lesson's own "What goes wrong here?"
-    cells, meant to raise), numbered as cells_of numbers them. Anything unexpected gives none."""
+    cells, meant to raise), numbered as cells_of numbers them, and each code cell's number among all the
+    notebook's cells. Anything unexpected gives none."""
     if suffix != ".ipynb":
-        return []
+        return [], []
     try:
         cells = json.loads(raw.decode("utf-8-sig"))["cells"]
-        code = [c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
-        return [i for i, cell in enumerate(code)
+        code = [(n, c) for n, c in enumerate(cells, 1)
+                if isinstance(c, dict) and c.get("cell_type") == "code"]
+        return [i for i, (_, cell) in enumerate(code)
                 if isinstance((cell.get("metadata") or {}).get("tags"), list)
-                and "raises-exception" in cell["metadata"]["tags"]]
+                and "raises-exception" in cell["metadata"]["tags"]], [n for n, _ in code]
     except Exception:  # noqa: BLE001 - the errors are then all listed, as before
-        return []
+        return [], []
 
 
 def read_all(found: list[Found]) -> list[Submission]:
@@ -230,7 +260,7 @@ def read_one(found: Found, sid: str) -> Submission:
         else:
             raw = read_file(found.graded)
             sub.cells = cells_of(found.graded.name, found.graded.suffix, raw)
-            sub.expected_errors = expected_errors(found.graded.suffix, raw)
+            sub.expected_errors, sub.positions = code_cells(found.graded.suffix, raw)
             digest.update(raw)
             total = 0
             for name in sorted(found.modules):

@@ -8,7 +8,9 @@ Zip files are untrusted, so:
   never written, so nothing lands outside the folder;
 - a symbolic link (or any entry whose Unix mode is not a regular file) is refused, never created;
 - only what the grader may read is written: notebooks, Python files, zips (unpacked in their turn, to
-  MAX_DEPTH) and Gradescope's `submission_metadata.yml`; everything else is skipped;
+  MAX_DEPTH), Gradescope's `submission_metadata.yml` and nbgrader's `timestamp.txt`; everything else
+  becomes an empty file of its name, never inflated (so that a student who handed in a PDF only is
+  listed, as in a folder);
 - an entry declared larger than files.MAX_BYTES becomes a sparse placeholder of its declared size, so
   the loader refuses it by its size, as it refuses a large file in a folder, without it being inflated;
   what an entry really inflates to is counted and stopped at its declared size (a forged header), and
@@ -42,7 +44,7 @@ MAX_ENTRIES = 20_000  # entries read from one zip
 MAX_DEPTH = 2  # a class zip holding students' zips, no deeper
 MAX_ZIP_BYTES = 8 * 1024**3  # a zip file itself
 KEPT_SUFFIXES = (".ipynb", ".py", ".zip")
-KEPT_NAMES = (METADATA,)
+KEPT_NAMES = (METADATA, "timestamp.txt")  # nbgrader's time of submission
 # as a worker's folder: swept once this grader is gone, even if killed
 TEMP_PREFIX = "autograder-{pid}-unzip-"
 
@@ -66,6 +68,7 @@ def _spent() -> str:
 class Unpacked:
     folder: Path
     refused: dict[str, str] = field(default_factory=dict)  # entry name -> why it was not written
+    code_page: list[str] = field(default_factory=list)  # names neither marked nor valid UTF-8: read as cp437
 
 
 def _safe_parts(name: str) -> tuple[str, ...] | None:
@@ -173,11 +176,12 @@ def _unpack_inner(inner: Path, depth: int, budget: list[int], result: Unpacked) 
     inner.unlink()
     for entry, why in inside.refused.items():
         result.refused[f"{name}/{entry}"] = why
+    result.code_page += [f"{name}/{entry}" for entry in inside.code_page]
 
 
 def _extract(archive: zipfile.ZipFile, entry: zipfile.ZipInfo, folder: Path, result: Unpacked,
              seen: set[tuple[str, ...]], budget: list[int]) -> None:
-    name = entry.filename
+    name = _entry_name(entry, result)
     parts = _safe_parts(name)
     if parts is None:
         result.refused[name] = "its name is not a plain relative path (it could land outside the folder)"
@@ -188,12 +192,15 @@ def _extract(archive: zipfile.ZipFile, entry: zipfile.ZipInfo, folder: Path, res
     if stat.S_IFMT(mode) not in (0, stat.S_IFREG):  # no type at all: a zip made elsewhere than on Unix
         result.refused[name] = "it is a symbolic link or a special file, which the grader never creates"
         return
-    if not _kept(parts) or any(p.startswith(".") or p == "__MACOSX" for p in parts):
+    if any(p.startswith(".") or p == "__MACOSX" for p in parts):
         return
     if parts in seen:
         result.refused[name] = "the zip holds two entries of this name"
         return
     seen.add(parts)
+    if not _kept(parts):
+        _placeholder(folder, parts)
+        return
     if entry.flag_bits & 0x1:
         result.refused[name] = "it is encrypted"
         return
@@ -204,7 +211,7 @@ def _extract(archive: zipfile.ZipFile, entry: zipfile.ZipInfo, folder: Path, res
     except OSError as error:
         result.refused[name] = f"it could not be written ({error})"
         return
-    limit = MAX_BYTES if parts[-1].endswith((".ipynb", ".py", ".yml")) else config.UNZIP_BYTES
+    limit = MAX_BYTES if parts[-1].endswith((".ipynb", ".py", ".yml", ".txt")) else config.UNZIP_BYTES
     with os.fdopen(fd, "wb") as out:
         if entry.file_size > limit:
             try:
@@ -235,6 +242,31 @@ def _inflate(archive: zipfile.ZipFile, entry: zipfile.ZipInfo, out, limit: int, 
                 out.write(chunk)
     except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError, RuntimeError) as error:
         result.refused[entry.filename] = f"it could not be unpacked ({str(error)[:200]})"
+
+
+def _entry_name(entry: zipfile.ZipInfo, result: Unpacked) -> str:
+    """An entry's name: zipfile reads a name not marked UTF-8 as code page 437 (the zip standard's), but
+    many tools write UTF-8 without marking it: such a name is read as UTF-8 when it is valid UTF-8, else
+    it stays code page 437, and the instructor is told."""
+    name = entry.filename
+    if entry.flag_bits & 0x800 or name.isascii():
+        return name
+    try:
+        return name.encode("cp437").decode("utf-8")
+    except UnicodeError:
+        result.code_page.append(name)
+        return name
+
+
+def _placeholder(folder: Path, parts: tuple[str, ...]) -> None:
+    """An entry the grader never reads (a PDF) becomes an empty file of its name, never inflated, so
+    that a student who handed in only that is still found, as in the folder the zip was made of."""
+    try:
+        fd = os.open(_mkdirs(folder, parts[:-1]) / parts[-1],
+                     os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return
+    os.close(fd)
 
 
 def remove(folder: Path) -> None:

@@ -4,7 +4,8 @@ results.json files the batch wrote (or kept), so that its counts are theirs.
 One self-contained page (styles and pictures inline, links only to the students' own feedback pages
 beside it): the distribution of the total and of each problem's score, how many passed each check,
 the causes found ranked by how many students hit them (each with links to those students' pages),
-and the submissions that could not be read or ran out of time.
+the submissions that could not be read or ran out of time, and those where a file was left aside (a
+student's other notebooks) or a cell was skipped (it ended the worker or ran out of time).
 
 A cause is a failed check's first sentence with the case and the numbers taken out ("The gradient with
 respect to x has the wrong sign."), so that students with the same mistake on different entries are
@@ -49,12 +50,16 @@ def summarize(problems: list[str], rows: list[tuple[str, dict]]) -> dict:
     totals, per_problem = [], {p: Counter() for p in problems}
     checks: dict[str, dict] = {}
     causes: dict[tuple[str, str], Cause] = {}
-    not_loaded, timed_out, not_isolated = [], [], []
+    not_loaded, timed_out, not_isolated, chosen = [], [], [], []
     for sid, result in rows:
         extra = result.get("extra_data") or {}
         if extra.get("isolation", "container") != "container":
             not_isolated.append(sid)
         status = extra.get("status", "graded")
+        if extra.get("not_graded") or extra.get("skipped_cells"):
+            chosen.append({"id": sid, "file": str(extra.get("file", "")),
+                           "not_graded": [str(n) for n in extra.get("not_graded") or []],
+                           "skipped": [str(n) for n in extra.get("skipped_cells") or []]})
         totals.append(result["score"])
         scores = Counter()
         for test in result.get("tests", []):  # a result that could not be written holds names and scores only
@@ -84,6 +89,7 @@ def summarize(problems: list[str], rows: list[tuple[str, dict]]) -> dict:
     return {"submissions": len(rows), "totals": totals,
             "problems": {p: {f"{k:g}": v for k, v in sorted(per_problem[p].items())} for p in problems},
             "checks": checks, "not_loaded": not_loaded, "timed_out": timed_out, "not_isolated": not_isolated,
+            "chosen": chosen,
             "causes": [{"problem": c.problem, "cause": c.text, "checks": c.checks, "students": c.students,
                         "hidden": c.hidden} for c in ranked]}
 

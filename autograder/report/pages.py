@@ -39,10 +39,46 @@ def templates():
     return env
 
 
-def html_report(results: list[CheckResult], title: str = "", show_hidden: bool = True) -> str:
-    """The pass/fail table with diagnoses and pictures, as an HTML fragment."""
+def html_report(results: list[CheckResult], title: str = "", show_hidden: bool = True,
+                group: bool = False) -> str:
+    """The pass/fail table with diagnoses and pictures, as an HTML fragment. With group (a feedback
+    page), a message shared by several checks is one cause, said once above the table with the checks it
+    affects."""
     shown = [r for r in results if show_hidden or not r.hidden]
-    return templates().get_template("report.html.j2").render(results=shown, title=title)
+    causes, cause_of = grouped(shown) if group else ([], {})
+    return templates().get_template("report.html.j2").render(
+        results=shown, title=title, causes=causes, numbers=[cause_of.get(id(r)) for r in shown])
+
+
+def grouped(results: list[CheckResult]) -> tuple[list[dict], dict[int, int]]:
+    """The messages failed checks share ([{"text", "affects", "details"}], numbered from 1) and, for each
+    result (by id) that shares one, its number."""
+    by_text: dict[str, list[CheckResult]] = {}
+    for r in results:
+        if not r.passed and r.message:
+            by_text.setdefault(r.message, []).append(r)
+    causes, cause_of = [], {}
+    for text, sharing in by_text.items():
+        if len(sharing) < 2:
+            continue
+        causes.append({"text": text, "affects": _affects(sharing, results),
+                       "details": sharing[0].details if all(r.details == sharing[0].details
+                                                            and not r.figures for r in sharing) else ""})
+        cause_of.update({id(r): len(causes) for r in sharing})
+    return causes, cause_of
+
+
+def _affects(sharing: list[CheckResult], results: list[CheckResult]) -> str:
+    """"KillHead (all 8 checks), MyReLU: forward, backward"."""
+    if len(sharing) == len(results):
+        return f"every check ({len(results)})"
+    parts = []
+    for problem in dict.fromkeys(r.problem for r in sharing):
+        mine = [r.check for r in sharing if r.problem == problem]
+        total = sum(r.problem == problem for r in results)
+        parts.append(f"{problem} (all {total} checks)" if len(mine) == total and total > 1
+                     else f"{problem}: {', '.join(mine)}")
+    return "; ".join(parts)
 
 
 def text_report(results: list[CheckResult], show_hidden: bool = True) -> str:
@@ -61,11 +97,15 @@ def text_report(results: list[CheckResult], show_hidden: bool = True) -> str:
 
 
 def feedback_page(submission: str, assignment: str, results: list[CheckResult], cells: list[dict],
-                  output: str, show_hidden: bool = False) -> str:
-    """One self-contained page for a student: table, diagnoses, pictures, cell errors, printed output.
-    Hidden problems and checks are left out (they are in results.json and grades.csv for instructors)."""
+                  output: str, show_hidden: bool = False, about: list[str] = ()) -> str:
+    """One self-contained page for a student (titled `submission`: their name where the layout gives it):
+    what was graded (`about`), table, diagnoses, pictures, cell errors, printed output. Hidden problems and
+    checks are left out (they are in results.json and grades.csv for instructors); the score says so."""
     shown = [r for r in results if show_hidden or not r.hidden]
+    hidden = sum(r.max_score for r in results if r not in shown)
+    skipped = [c for c in cells if c.get("type") == "skipped"]
     return templates().get_template("feedback.html.j2").render(
-        submission=submission, assignment=assignment, results=shown, cells=cells, output=output,
+        submission=submission, assignment=assignment, results=shown, output=output, about=list(about),
+        cells=[c for c in cells if c not in skipped], skipped=skipped, hidden=hidden,
         score=sum(r.score for r in shown), max_score=sum(r.max_score for r in shown),
-        report=html_report(shown))
+        report=html_report(shown, group=True))

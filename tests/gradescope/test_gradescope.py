@@ -27,7 +27,7 @@ from autograder.gradescope.settings import Settings
 from autograder.judge.findings import Figure
 from autograder.judge.verdicts import CheckResult
 from autograder.report.files import Graded
-from tests.conftest import EXAMPLES, GRADESCOPE_SCHEMA, HIDDEN_TESTS, ROOT, autograder
+from tests.conftest import EXAMPLES, GRADESCOPE_SCHEMA, HIDDEN_TESTS, ROOT, autograder, notebook
 from tests.test_no_batch_stoppers import HOSTILE
 
 SNOOP = """
@@ -391,3 +391,50 @@ def test_picture_budget_goes_to_visible_tests_first():
     first, second = document["tests"]
     assert first["visibility"] == "hidden" and "picture left out" in first["output"]
     assert second["visibility"] == "visible" and second["output"].count("<img") == 3
+
+
+@pytest.mark.slow
+def test_gradescope_and_the_local_batch_grade_the_same_file(archive, tmp_path):
+    """With the untouched lesson beside the real work, do Gradescope and the local batch grade the same
+    file, to the same score, and both say which file was not graded and why?"""
+    student = tmp_path / "class" / "erin"
+    student.mkdir(parents=True)
+    shutil.copy(ROOT / "course" / "02-custom-functions.ipynb", student / "02-custom-functions.ipynb")
+    notebook(student / "my_solution.ipynb", (EXAMPLES / "alice.py").read_text())
+    root = gradescope_root(archive, sorted(student.iterdir()))
+    try:
+        document = results({"erin": (root, run_autograder(root))}, "erin")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    out = tmp_path / "out"
+    autograder("grade", "--assignment", "custom-functions", "--extra", HIDDEN_TESTS, "--out", out, "--quiet",
+               tmp_path / "class")
+    local = json.loads((out / "erin" / "results.json").read_text())
+    assert document["score"] == local["score"] == local["extra_data"]["max_score"]
+    why = ("02-custom-functions.ipynb: not graded: it defines 0 of the 5 problems (none), my_solution.ipynb "
+           "defines 4")
+    assert local["extra_data"]["not_graded"] == [why]
+    assert why in document["output"] and why in (out / "erin" / "feedback.html").read_text()
+
+
+def test_the_summary_states_hidden_points_files_not_graded_and_skipped_cells():
+    """Does Gradescope's summary say what the local page says: the points of hidden tests, the files not
+    graded and why, a skipped cell, and a cell that raised named as Jupyter numbers it?"""
+    from autograder.course import find_assignment
+
+    assignment = find_assignment("custom-functions")
+    results = [CheckResult("KillHead", "forward", True, 2), CheckResult("KillHead", "gradient", True, 3),
+               CheckResult("KillHead", "gradcheck", True, 11, hidden=True)]
+    graded = uploaded("my_solution.ipynb", results)
+    graded.cell_errors = [{"index": 42, "name": "Cell 92 (code cell 42)", "type": "skipped",
+                           "error": "Cell 92 (code cell 42), which starts with `import os`, exited ..."},
+                          {"index": 3, "name": "Cell 7 (code cell 3)", "type": "NameError",
+                           "error": "NameError: name 'x' is not defined"}]
+    about = ["Graded: my_solution.ipynb.", "02-custom-functions.ipynb: not graded: it defines 0 of the 4 ..."]
+    settings = Settings("custom-functions", output_format="text")
+    output = results_document(assignment, [graded], settings, 1.0, about)["output"]
+    hidden = "custom-functions: 5 / 5 points on the tests shown here; 11 more points are in tests you"
+    assert hidden in output
+    assert all(line in output for line in about)
+    assert "my_solution.ipynb: Cell 92 (code cell 42), which starts with `import os`, exited" in output
+    assert "my_solution.ipynb: Cell 7 (code cell 3) raised an error; later cells still ran." in output

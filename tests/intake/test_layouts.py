@@ -21,6 +21,7 @@ from tests.conftest import EXAMPLES, autograder, notebook
 ALICE, BOB = (EXAMPLES / "alice.py").read_text(), (EXAMPLES / "bob.py").read_text()
 LESSON = ("02-custom-functions", "custom-functions")
 FULL = find_assignment("custom-functions").max_score
+PROBLEMS = tuple(p.lookup for p in find_assignment("custom-functions").problems)
 IMPORTS = "from helpers import KillHead, MyReLU, Exp, LinearFunction\n"
 METADATA = """\
 submission_1001:
@@ -197,15 +198,21 @@ def test_several_python_files_without_a_notebook(tmp_path):
     assert "several Python files and no notebook (a.py, b.py)" in subs["s2"].error
 
 
-def test_gradescope_upload_grades_each_notebook_with_its_modules(tmp_path):
-    """On Gradescope (one student's upload), is every notebook graded with the .py files as modules, and
-    the helper module never graded on its own?"""
-    lesson(tmp_path / "02-custom-functions.ipynb", IMPORTS)
-    lesson(tmp_path / "draft.ipynb", IMPORTS)
-    (tmp_path / "helpers.py").write_text(ALICE)
-    discovery = uploads(tmp_path, LESSON)
+def test_gradescope_upload_grades_the_file_a_local_batch_grades(tmp_path):
+    """On Gradescope (one student's upload), is the notebook a local batch would grade the one graded,
+    with the .py files as modules, the other notebook named as not graded and why, and the helper module
+    never graded on its own?"""
+    upload = tmp_path / "student"
+    lesson(upload / "02-custom-functions.ipynb", IMPORTS)
+    lesson(upload / "draft.ipynb", "x = 1")
+    (upload / "helpers.py").write_text(ALICE)
+    discovery = uploads(upload, LESSON, PROBLEMS)
     assert [(f.graded.name, sorted(f.modules)) for f in discovery.found] == [
-        ("02-custom-functions.ipynb", ["helpers.py"]), ("draft.ipynb", ["helpers.py"])]
+        ("02-custom-functions.ipynb", ["helpers.py"])]
+    assert discovery.found[0].ignored == [
+        "draft.ipynb: not graded: it defines 0 of the 4 problems (none), 02-custom-functions.ipynb defines 4"]
+    (local,) = load([tmp_path], LESSON, problems=PROBLEMS)
+    assert (local.file, local.ignored) == ("02-custom-functions.ipynb", discovery.found[0].ignored)
 
 
 # -- the whole way through the command line -----------------------------------------------------------------

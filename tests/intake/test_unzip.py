@@ -43,7 +43,8 @@ def test_a_zip_that_tries_to_escape_writes_nothing_outside(tmp_path):
                                             "ok/../../up.py", "ok/link.py"]
         written = sorted(p.relative_to(unpacked.folder).as_posix() for p in unpacked.folder.rglob("*")
                          if p.is_file())
-        assert written == ["big/huge.ipynb", "ok/ok.py"]
+        assert written == ["big/huge.ipynb", "ok/data.bin", "ok/ok.py"]
+        assert (unpacked.folder / "ok" / "data.bin").stat().st_size == 0  # named, never inflated
         assert not any(p.is_symlink() for p in unpacked.folder.rglob("*"))
         assert not (tmp_path / "escaped.py").exists() and not Path("/absolute.py").exists()
         # sparse, never inflated
