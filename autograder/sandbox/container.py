@@ -48,6 +48,8 @@ ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localti
 DEVICES = ("null", "zero", "full", "random", "urandom")
 CPU_INFO = "/sys/devices/system/cpu"  # what torch reads about the processors; all of /sys a worker sees
 _STAGE = "/tmp"  # where the new root is built (a tmpfs over it, in the clean parent's mount namespace only)
+HELD = "/.held"  # where what the interpreter needs under /tmp waits, to be bound again over each new /tmp
+UNDER_TMP: list[str] = []  # those paths (filled by build_root, inherited by every worker)
 
 
 class ContainerError(OSError):
@@ -187,8 +189,11 @@ def build_root(paths: list[str]) -> None:
     pivot_root(".", "old")  # "/" is now the tmpfs; the machine's root is at /old, whole
     os.chdir("/")
     mount("/new", "/new", None, MS_BIND | MS_REC)
-    for path in _targets([p for p in paths if not p.startswith(("/proc", "/sys", "/dev", "/tmp"))]):
-        _place("/old" + path, "/new" + path)
+    for path in _targets([p for p in paths if not p.startswith(("/proc", "/sys", "/dev"))]):
+        # what lies under /tmp (a checkout there) waits aside: each /tmp is a tmpfs mounted over it
+        _place("/old" + path, "/new" + (HELD + path if _under_tmp(path) else path))
+        if _under_tmp(path):
+            UNDER_TMP.append(path)
     for path in ETC:
         _place("/old" + path, "/new" + path)
     os.makedirs("/new/etc", exist_ok=True)
@@ -200,6 +205,7 @@ def build_root(paths: list[str]) -> None:
     os.makedirs("/new/tmp", exist_ok=True)
     # the clean parent's own scratch space (each worker mounts its own over it)
     mount("tmpfs", "/new/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=1777")
+    _bring_back("/new")
     os.makedirs("/new/proc", exist_ok=True)
     mount("proc", "/new/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     with contextlib.suppress(ContainerError):
@@ -210,6 +216,20 @@ def build_root(paths: list[str]) -> None:
     umount(".")
     os.chdir("/")
     read_only("/", recursive=False)
+
+
+def _under_tmp(path: str) -> bool:
+    return path == "/tmp" or path.startswith("/tmp/")
+
+
+def _bring_back(root: str) -> None:
+    """Binds again, read-only, what lies under /tmp (held aside at HELD) into the tmpfs just mounted on
+    root + /tmp."""
+    for path in UNDER_TMP:
+        target = root + path
+        os.makedirs(target, exist_ok=True)
+        mount(root + HELD + path, target, None, MS_BIND | MS_REC)
+        read_only(target)
 
 
 def _make_dev(source: str, target: str) -> None:
@@ -235,6 +255,7 @@ def worker_namespaces(uid: int, tmp_bytes: int) -> None:
     unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
     mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
           f"size={tmp_bytes},nr_inodes=16384,mode=1777")
+    _bring_back("")
     os.mkdir(WORKDIR, 0o700)
     os.chown(WORKDIR, uid, uid)
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import select
 import signal
@@ -17,6 +16,7 @@ from dataclasses import asdict
 
 from autograder.sandbox.cgroups import Group
 from autograder.sandbox.confine import Limits
+from autograder.sandbox.payload import CONTROL_PIPE_BYTES, F_SETPIPE_SZ, payload_file, problem
 from autograder.sandbox.processes import (
     WORKDIR_PREFIX,
     Reaper,
@@ -32,25 +32,6 @@ from autograder.sandbox.tasks import Measure, Outcome, Task
 
 MAX_CELL_ERRORS = 100
 MAX_DRAIN = 64 * 1024 * 1024  # bytes read from a finished worker's pipes, however much a leftover writes
-
-
-F_SETPIPE_SZ = 1031
-# what an ordinary user may give a pipe (fs.pipe-max-size): a hidden problem's inputs fit in one write
-CONTROL_PIPE_BYTES = 1 << 20
-
-
-def problem(measure: Measure) -> dict:
-    """What a worker is told of a problem: how to find and call it, and its inputs."""
-    return dict(measure.spec, name=measure.name, cases=measure.cases)
-
-
-def _payload(payload: dict) -> int:
-    """The payload in a file without a name (gone once closed), open for reading only: the worker reads
-    it from this descriptor and can neither write to it nor find where it lies."""
-    with tempfile.TemporaryFile("w") as f:
-        json.dump(payload, f)
-        f.flush()
-        return os.open(f"/proc/self/fd/{f.fileno()}", os.O_RDONLY | os.O_CLOEXEC)
 
 
 def _readable(fd: int) -> bool:
@@ -89,7 +70,7 @@ class Job:
         try:
             if self.workdir is not None and uid is not None:
                 os.chown(self.workdir, uid, uid)
-            payload = _payload({"cells": task.cells, "modules": task.modules, "seed": seed,
+            payload = payload_file({"cells": task.cells, "modules": task.modules, "seed": seed,
                                 "problems": [problem(m) for m in problems if not m.hidden]})
         except BaseException:
             if self.workdir is not None:
