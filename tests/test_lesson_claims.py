@@ -2,16 +2,17 @@
 
 A lesson's demonstration cells carry `"claim": "<name>"` in their metadata. For each lesson, the test
 runs the set-up code (the code cells before the first `##` section), then every claim cell in the order
-of the notebook, in one namespace, as a reader would; a cell tagged `raises-exception` must raise, any
-other must not. It then asserts the outcome the lesson states in words, so that a PyTorch release that
-changes the behaviour fails here, by claim, rather than only as a changed output in nbval.
+of the notebook, in one namespace, as a reader would; no cell may raise, and the errors a lesson shows
+go through `expect_error`, which must see one (the test records each). It then asserts the outcome the
+lesson states in words, so that a PyTorch release that changes the behaviour fails here, by claim, rather
+than only as a changed output in nbval.
 """
 
 from __future__ import annotations
 
 import io
 import re
-from contextlib import redirect_stderr, redirect_stdout
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -30,7 +31,7 @@ class Outcome:
 
     @property
     def error(self) -> BaseException:
-        assert self.errors, "the claim's cell was expected to raise"
+        assert self.errors, "the claim's cells show no error through expect_error"
         return self.errors[-1]
 
 
@@ -39,11 +40,29 @@ def _python(source: str) -> str:
     return "\n".join("pass" if MAGIC.match(line) else line for line in source.splitlines())
 
 
+def recording(expect_error, outcome: list[Outcome]):
+    """expect_error, which also appends the error it shows to the errors of the current claim."""
+
+    @contextmanager
+    def recorded(*args, **kwargs):
+        with expect_error(*args, **kwargs):
+            try:
+                yield
+            except BaseException as error:
+                outcome[0].errors.append(error)
+                raise
+
+    return recorded
+
+
 @cache
 def claims(lesson: str) -> dict[str, Outcome]:
+    from autograder import expect_error
+
     nb = nbformat.read(ROOT / "solutions" / f"{lesson}.ipynb", as_version=4)
     namespace: dict = {"__name__": "__lesson__", "display": lambda *args, **kwargs: None}
     outcomes: dict[str, Outcome] = {}
+    current: list[Outcome] = []
     in_setup = True
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown" and cell.source.lstrip().startswith("## "):
@@ -52,18 +71,15 @@ def claims(lesson: str) -> dict[str, Outcome]:
             continue
         name = cell.metadata.get("claim", "set-up")
         outcome = outcomes.setdefault(name, Outcome(namespace))
-        raises = "raises-exception" in cell.metadata.get("tags", [])
+        current[:] = [outcome]
         out = io.StringIO()
         with redirect_stdout(out), redirect_stderr(io.StringIO()):
             try:
                 exec(compile(_python(cell.source), f"<{lesson} cell {index}>", "exec"), namespace)  # noqa: S102
-            except Exception as error:  # compared with the cell's tag below
-                if not raises:
-                    raise AssertionError(f"{lesson} cell {index} ({name}) raised {error!r}") from error
-                outcome.errors.append(error)
-            else:
-                assert not raises, \
-                    f"{lesson} cell {index} ({name}) is tagged raises-exception but did not raise"
+            except Exception as error:
+                raise AssertionError(f"{lesson} cell {index} ({name}) raised {error!r}") from error
+        if namespace.get("expect_error") is expect_error:  # imported by the set-up cell
+            namespace["expect_error"] = recording(expect_error, current)
         outcome.stdout += out.getvalue()
         outcome.namespace = dict(namespace)  # as the claim's cells left it: later cells may rebind names
     return outcomes
@@ -268,7 +284,7 @@ def test_once_differentiable_raises_when_grad_output_has_history():
     outcome = claim(L6, "l6-once-differentiable")
     assert ("trying to differentiate twice a function that was marked with @once_differentiable"
             in str(outcome.error))
-    assert outcome.stdout == "Error True\n"
+    assert outcome.stdout.endswith("Error True\n")
 
 
 # -- Lesson 7: custom Functions in today's PyTorch -----------------------------------------------------
