@@ -36,9 +36,7 @@ def describe(error: BaseException, lines: int | None = None) -> str:
     """`Type: message`, long lines wrapped, cut after `lines` lines of the message."""
     message = str(error).strip().splitlines() or [""]
     shown = message if lines is None else message[:lines]
-    text = "\n".join(textwrap.fill(line, WIDTH, subsequent_indent="  ", break_long_words=False,
-                                   replace_whitespace=False) if len(line) > WIDTH else line
-                     for line in shown)
-    if len(shown) < len(message):
-        text += "\n  [...]"
-    return f"{type(error).__name__}: {text}"
+    shown[0] = f"{type(error).__name__}: {shown[0]}"
+    text = "\n".join(textwrap.fill(line, WIDTH, subsequent_indent="  ", break_long_words=False)
+                     if len(line) > WIDTH else line for line in shown)
+    return text + ("\n  [...]" if len(shown) < len(message) else "")
