@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import io
 import re
+import sys
+import types
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from functools import cache
@@ -60,7 +62,10 @@ def claims(lesson: str) -> dict[str, Outcome]:
     from autograder import expect_error
 
     nb = nbformat.read(ROOT / "solutions" / f"{lesson}.ipynb", as_version=4)
-    namespace: dict = {"__name__": "__lesson__", "display": lambda *args, **kwargs: None}
+    module = types.ModuleType("__lesson__")  # importable, as torch.compile looks the cells' module up
+    sys.modules[module.__name__] = module
+    namespace: dict = module.__dict__
+    namespace["display"] = lambda *args, **kwargs: None
     outcomes: dict[str, Outcome] = {}
     current: list[Outcome] = []
     in_setup = True
@@ -177,6 +182,14 @@ def test_needs_input_grad_is_fixed_when_apply_runs():
     assert outcome.namespace["x"].grad is None
 
 
+def test_not_every_builtin_backward_is_twice_differentiable():
+    """torch.cdist passes gradcheck, and its gradgradcheck raises NotImplementedError."""
+    outcome = claim(L2, "l2-cdist-gradgrad")
+    assert "first derivatives: True" in outcome.stdout
+    assert isinstance(outcome.error, NotImplementedError)
+    assert "the derivative for '_cdist_backward' is not implemented" in str(outcome.error)
+
+
 # -- Lesson 4: gradcheck -------------------------------------------------------------------------------
 
 L4 = "04-gradcheck"
@@ -202,6 +215,12 @@ def test_the_stack_overflow_convolution_fails_gradcheck_twice():
     a, b = torch.rand(4, 5, dtype=torch.float64), torch.rand(2, 3, dtype=torch.float64)
     conv = torch.nn.functional.conv2d(a[None, None], b[None, None])[0, 0]
     assert torch.allclose(torch.from_numpy(ns["correlate2d"](a.numpy(), b.numpy())), conv)
+
+
+def test_variable_returns_a_new_tensor_without_history():
+    """Variable(t), a 2018 spelling, is not t: it shares t's memory and drops its history."""
+    assert claim(L4, "l4-variable").stdout == (
+        "Variable(t) is t: False | shares t's memory: True | history: None | requires_grad: False\n")
 
 
 def test_logsumexp_as_written_overflows():
@@ -331,6 +350,20 @@ def test_two_reverse_passes_give_a_jacobian_vector_product():
     assert "J v from two reverse passes: tensor([1.0000, 2.7183], dtype=torch.float64)" in outcome.stdout
 
 
+def test_dynamo_traces_numpy_inside_a_function():
+    """A Function with a NumPy forward compiles with fullgraph=True: np.exp is captured as wrapped_exp,
+    and the gradient is exp(x)."""
+    out = claim(L7, "l7-compile-numpy-function").stdout
+    assert "wrapped_exp" in out and "gradient: tensor([1.0000, 2.7183])" in out
+
+
+def test_a_registered_backward_is_traced_under_compile():
+    """A NumPy backward given to register_autograd works eagerly and fails when compiled."""
+    outcome = claim(L7, "l7-compile-numpy-backward")
+    assert "eager gradient: tensor([2., 4.])" in outcome.stdout
+    assert ".numpy() is not supported for tensor subclasses" in str(outcome.error)
+
+
 def test_custom_op_results_may_not_alias_inputs_unless_the_schema_says_so():
     """custom_op refuses an input returned as is; a schema with an alias annotation allows a view."""
     out = claim(L7, "l7-custom-op-alias").stdout
@@ -339,12 +372,13 @@ def test_custom_op_results_may_not_alias_inputs_unless_the_schema_says_so():
 
 
 def test_autocast_needs_custom_fwd_and_custom_bwd():
-    """Under autocast, a backward without custom_bwd runs with autocast off and meets bfloat16 against
-    float32; with the decorators it runs under forward's state; with cast_inputs, in float32; and the
+    """Under autocast, a backward without custom_bwd called after the region runs with autocast off and
+    meets bfloat16 against float32; called inside the region, it runs with autocast on; with the decorators it runs under forward's state; with cast_inputs, in float32; and the
     decorators need forward(ctx, ...)."""
     outcome = claim(L7, "l7-amp")
     assert "expected m1 and m2 to have the same dtype" in str(outcome.error)
     assert "backward: autocast on: False | grad_output: torch.bfloat16" in outcome.stdout
+    assert "backward: autocast on: True | grad_output: torch.bfloat16\na.grad: torch.float32" in outcome.stdout
     assert "AutocastMatMul: out torch.bfloat16\nbackward: autocast on: True" in outcome.stdout
     assert ("Float32MatMul: out torch.float32\nbackward: autocast on: False | grad_output: torch.float32"
             in outcome.stdout)
