@@ -12,22 +12,20 @@ def test_prints_the_type_and_the_message_instead_of_raising(capsys):
 
 
 def test_a_block_that_raises_nothing_fails():
-    with pytest.raises(AssertionError, match="expected RuntimeError, but the block ran without an error"):
-        with expect_error(RuntimeError):
-            pass
+    with (pytest.raises(AssertionError, match="expected RuntimeError, but the block ran without an error"),
+          expect_error(RuntimeError)):
+        pass
 
 
 def test_an_error_of_another_type_propagates():
-    with pytest.raises(TypeError):
-        with expect_error(RuntimeError):
-            raise TypeError("not the lesson's error")
+    with pytest.raises(TypeError), expect_error(RuntimeError):
+        raise TypeError("not the lesson's error")
 
 
 def test_an_unwritten_exercise_stops_the_notebook():
     """NotImplementedError is a RuntimeError, but it is how an unsolved exercise stops: it propagates."""
-    with pytest.raises(NotImplementedError):
-        with expect_error(RuntimeError):
-            raise NotImplementedError()
+    with pytest.raises(NotImplementedError), expect_error(RuntimeError):
+        raise NotImplementedError()
 
 
 def test_asked_for_notimplementederror_is_shown(capsys):

@@ -11,6 +11,7 @@ than only as a changed output in nbval.
 from __future__ import annotations
 
 import io
+import linecache
 import re
 import sys
 import types
@@ -80,7 +81,10 @@ def claims(lesson: str) -> dict[str, Outcome]:
         out = io.StringIO()
         with redirect_stdout(out), redirect_stderr(io.StringIO()):
             try:
-                exec(compile(_python(cell.source), f"<{lesson} cell {index}>", "exec"), namespace)  # noqa: S102
+                source, filename = _python(cell.source), f"<{lesson} cell {index}>"
+                # as in a notebook, tracebacks (anomaly mode's forward trace among them) show the lines
+                linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+                exec(compile(source, filename, "exec"), namespace)  # noqa: S102
             except Exception as error:
                 raise AssertionError(f"{lesson} cell {index} ({name}) raised {error!r}") from error
         if namespace.get("expect_error") is expect_error:  # imported by the set-up cell
@@ -228,6 +232,41 @@ def test_logsumexp_as_written_overflows():
     assert claim(L4, "l4-lse-overflow").stdout.startswith("as written: inf | torch.logsumexp: 1000.69")
 
 
+def test_a_surrogate_fails_gradcheck_and_matches_its_intended_vjp():
+    """Straight-through round: gradcheck fails (the numerical Jacobian is zero), backward is v."""
+    outcome = claim(L4, "l4-surrogate")
+    assert str(outcome.error).startswith("Jacobian mismatch for output 0 with respect to input 0")
+    assert "backward gives the identity's vjp: True" in outcome.stdout
+
+
+def test_autograd_reduces_a_broadcast_gradient_and_refuses_another_shape():
+    """A (4, 3) gradient for a (3,) bias is summed over the rows; a (4, 2) one raises; after .sum(),
+    grad_output is expanded (strides 0)."""
+    outcome = claim(L4, "l4-shape-contract")
+    assert "grad_output: (4, 3) | strides: (0, 0)" in outcome.stdout
+    assert "bias.grad: tensor([4., 4., 4.])" in outcome.stdout
+    assert "got [4, 2] but expected shape compatible with [3]" in str(outcome.error)
+
+
+def test_anomaly_mode_names_the_node_that_returned_nan():
+    """set_detect_anomaly names EntropyBackward and the forward line; the nodes can be walked and called."""
+    outcome = claim(L4, "l4-debugging")
+    assert "Function 'EntropyBackward' returned nan values in its 0th output" in str(outcome.error)
+    assert "loss = (Entropy.apply(p) * weights).sum()" in outcome.stdout
+    walk = "node: SumBackward0\nnode: MulBackward0\nnode: EntropyBackward\nnode: AccumulateGrad"
+    assert walk in outcome.stdout
+    assert ("MulBackward0 sends: tensor([0., 1., 1.]) | EntropyBackward returns: tensor([    nan,"
+            in outcome.stdout)
+
+
+def test_backward_frees_saved_tensors_but_not_ctx_attributes():
+    """After one backward the attribute survives, a second backward raises, retain_graph allows two."""
+    outcome = claim(L4, "l4-retain-graph")
+    assert "the attribute is still there: tensor([1., 1., 1.])" in outcome.stdout
+    assert "Trying to backward through the graph a second time" in str(outcome.error)
+    assert "with retain_graph=True, twice: tensor([4., 4., 4.])" in outcome.stdout
+
+
 # -- Lesson 5: double backward -------------------------------------------------------------------------
 
 L5 = "05-double-backward"
@@ -373,12 +412,14 @@ def test_custom_op_results_may_not_alias_inputs_unless_the_schema_says_so():
 
 def test_autocast_needs_custom_fwd_and_custom_bwd():
     """Under autocast, a backward without custom_bwd called after the region runs with autocast off and
-    meets bfloat16 against float32; called inside the region, it runs with autocast on; with the decorators it runs under forward's state; with cast_inputs, in float32; and the
-    decorators need forward(ctx, ...)."""
+    meets bfloat16 against float32; called inside the region, it runs with autocast on; with the
+    decorators it runs under forward's state; with cast_inputs, in float32; and the decorators need
+    forward(ctx, ...)."""
     outcome = claim(L7, "l7-amp")
     assert "expected m1 and m2 to have the same dtype" in str(outcome.error)
     assert "backward: autocast on: False | grad_output: torch.bfloat16" in outcome.stdout
-    assert "backward: autocast on: True | grad_output: torch.bfloat16\na.grad: torch.float32" in outcome.stdout
+    inside = "backward: autocast on: True | grad_output: torch.bfloat16\na.grad: torch.float32"
+    assert inside in outcome.stdout
     assert "AutocastMatMul: out torch.bfloat16\nbackward: autocast on: True" in outcome.stdout
     assert ("Float32MatMul: out torch.float32\nbackward: autocast on: False | grad_output: torch.float32"
             in outcome.stdout)
