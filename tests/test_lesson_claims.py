@@ -396,6 +396,14 @@ def test_dynamo_traces_numpy_inside_a_function():
     assert "wrapped_exp" in out and "gradient: tensor([1.0000, 2.7183])" in out
 
 
+def test_code_dynamo_cannot_read_is_a_graph_break_that_still_trains():
+    """ListExp's .tolist() breaks the graph (explain counts the breaks); compiled anyway, the gradient
+    is 2 cos(x) exp(sin x)."""
+    out = claim(L7, "l7-compile-graph-break").stdout
+    assert re.search(r"graph breaks: [1-9]", out) and "first reason: Tensor.tolist()" in out
+    assert "gradient: tensor([2.0000, 2.5068]) | 2 cos(x) exp(sin x): tensor([2.0000, 2.5068])" in out
+
+
 def test_a_registered_backward_is_traced_under_compile():
     """A NumPy backward given to register_autograd works eagerly and fails when compiled."""
     outcome = claim(L7, "l7-compile-numpy-backward")
