@@ -443,3 +443,13 @@ def test_checkpoint_cannot_free_a_tensor_kept_on_ctx():
         "                   gradient right: True\n"
         "attribute        : 2 * X still in memory after forward: True\n"
         "                   gradient right: True\n")
+
+
+def test_reentrant_checkpoint_uses_no_hooks_and_a_missing_argument_warns():
+    """use_reentrant=True frees 2 * X in both cases (no node outlives forward); without the argument,
+    checkpoint warns."""
+    out = claim(L6, "l6-checkpoint-reentrant").stdout
+    assert "use_reentrant=True, save_for_backward: 2 * X still in memory after forward: False" in out
+    assert "use_reentrant=True, attribute        : 2 * X still in memory after forward: False" in out
+    assert ("without use_reentrant: torch.utils.checkpoint: the use_reentrant parameter should be passed "
+            "explicitly") in out
