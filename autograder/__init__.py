@@ -15,7 +15,7 @@ RELEASE = f"v{__version__}"
 PACKAGE_URL = f"{REPOSITORY}/archive/{RELEASE}.zip"  # what pip installs: the release's source, no git needed
 
 # What notebooks import: only these names, so that moving the package's modules never breaks a lesson.
-__all__ = ["__version__", "check", "draw", "warn_if_no_graphviz"]
+__all__ = ["__version__", "check", "draw", "expect_error", "warn_if_no_graphviz"]
 
 
 def __getattr__(name):
@@ -27,6 +27,10 @@ def __getattr__(name):
         from autograder.measure.graphs import draw
 
         return draw
+    if name == "expect_error":
+        from autograder.expect import expect_error
+
+        return expect_error
     if name == "warn_if_no_graphviz":
         from autograder.measure.graphs import warn_if_no_graphviz
 
