@@ -182,7 +182,7 @@ class Job:
                     and len(self.outcome.cell_errors) < MAX_CELL_ERRORS:
                 self.outcome.cell_errors.append({"index": int(message["index"]) + 1,
                                                  "type": str(message.get("type"))[:100],
-                                                 "error": str(message["error"])[-4000:]})
+                                                 "error": str(message["error"])[:4100]})
             elif event == "loaded" and not self.loaded and not self.stopped:
                 self.loaded = True
                 self.crowded |= self.kill_leftovers() > 0  # what the cells left running: daemons, fork bombs

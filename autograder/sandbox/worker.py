@@ -169,8 +169,10 @@ def run(messages: int, control: int, payload: dict, snapshot: Snapshot) -> None:
         if error is not None:
             own = error.__traceback__.tb_next if error.__traceback__ is not None else None  # not this frame
             text = "".join(format_exception(type(error), error, own or error.__traceback__))
+            if len(text) > 4000:  # its start names where, its end what: both kept
+                text = text[:1000] + "\n[...]\n" + text[-3000:]
             send(messages, {"event": "cell-error", "index": index, "type": type(error).__name__,
-                            "error": text[-4000:]})
+                            "error": text})
             del error
     restore()
     clear_interpreter_hooks()
