@@ -548,3 +548,150 @@ NEVER = [
     (SINH_NUMPY, "Sinh", "detach().numpy() instead"),
     (SINH_BAD, "Sinh", "instead of save_for_backward"),
 ]
+
+
+# -- issue 22: what learners wrote, where the old sentence named the wrong cause or none -----------------
+
+LAYERNORM_EPS_OUTSIDE = '''
+class LayerNorm(Function):
+    @staticmethod
+    def forward(ctx, input, eps=1e-5):
+        mean = input.mean(-1, keepdim=True)
+        std = ((input - mean) ** 2).mean(-1, keepdim=True).sqrt()
+        rstd = 1 / (std + eps)  # eps outside the square root
+        normalised = (input - mean) * rstd
+        ctx.save_for_backward(normalised, rstd)
+        return normalised
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        normalised, rstd = ctx.saved_tensors
+        g = grad_output
+        return ''' + LN_GRAD + "\n"
+
+SINH_NON_DIFFERENTIABLE = '''
+class Sinh(Function):
+    @staticmethod
+    def forward(ctx, x):
+        expx, expnegx = torch.exp(x), torch.exp(-x)
+        ctx.save_for_backward(expx, expnegx)
+        ctx.mark_non_differentiable(expx, expnegx)
+        return (expx - expnegx) / 2, expx, expnegx
+
+    @staticmethod
+    def backward(ctx, grad_out, _grad_out_exp, _grad_out_negexp):
+        expx, expnegx = ctx.saved_tensors
+        return grad_out * (expx + expnegx) / 2 + _grad_out_exp * expx - _grad_out_negexp * expnegx
+
+
+def sinh(x):
+    return Sinh.apply(x)[0]
+'''
+
+TANH_CTX_AND_SETUP = '''
+class Tanh(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return torch.tanh(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+        ctx.save_for_forward(output)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * (1 - y * y)
+
+    @staticmethod
+    def jvp(ctx, x_t):
+        y, = ctx.saved_tensors
+        return x_t * (1 - y * y)
+'''
+
+SOFTPLUS_NUMPY = '''
+class Softplus(Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.from_numpy(np.logaddexp(0, x.detach().numpy()))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output * torch.sigmoid(x)
+'''
+
+SOFTSIGN_IN_PLACE = '''
+@torch.library.custom_op("course22::softsign", mutates_args=())
+def softsign(x: torch.Tensor) -> torch.Tensor:
+    return x.div_(1 + x.abs())  # in place: the op returns its own input
+
+
+@softsign.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+def _setup(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0])
+
+
+def _bw(ctx, g):
+    x, = ctx.saved_tensors
+    return g / (1 + x.abs()) ** 2
+
+
+softsign.register_autograd(_bw, setup_context=_setup)
+'''
+
+SOFTSIGN_FAKE_ALIAS = SOFTSIGN_IN_PLACE.replace("course22::", "course22b::").replace(
+    "x.div_(1 + x.abs())  # in place: the op returns its own input", "x / (1 + x.abs())").replace(
+    "return torch.empty_like(x)", "return x  # the fake returns its input")
+
+ISSUE22 = [
+    ("LogSumExp", LOGSUMEXP.format(forward="m = input.amax(dim=0, keepdim=True)\n"
+                                           "        result = m.squeeze(0) + (input - m).exp().sum(0).log()",
+                                   backward="return grad_output.unsqueeze(0) * "
+                                            "(input - result.unsqueeze(0)).exp()"),
+     "forward", "TODO"),
+    ("LayerNorm", LAYERNORM_EPS_OUTSIDE, "forward", "TODO"),
+    ("Sinh", SINH_NON_DIFFERENTIABLE, "gradcheck", "TODO"),
+    ("Cube", CUBE.format(cube="return CubeBackward.apply(grad_out, x.detach())",
+                         cube_backward=CUBE_BACKWARD_RIGHT), "companion used", "TODO"),
+    ("LayerNorm", LAYERNORM.format(variance=LN_VARIANCE, backward=LN_GRAD.replace("None", "0.0")),
+     "backward returns", "TODO"),
+    ("Tanh", TANH_CTX_AND_SETUP, "forward", "TODO"),
+    ("MyReLU", MYRELU.format(forward="ctx.save_for_backward(input)\n        return input.clamp_(min=0)",
+                             backward="input, = ctx.saved_tensors\n        grad_input = grad_output.clone()\n"
+                                      "        grad_input[input < 0] = 0\n        return grad_input"),
+     "gradient", "TODO"),
+    ("Cube", CUBE.format(cube="return CubeBackward.apply(grad_out, x)",
+                         cube_backward="return grad_out * saved_grad_out * 6 * x"), "gradgradcheck", "TODO"),
+    ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
+                                   "uv = (input1 * input2).abs()\n"
+                                   "        return grad_output * uv / input1, grad_output * uv / input2"),
+     "gradient", "TODO"),
+    ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
+                                   "s = torch.where(input1 * input2 >= 0, 1.0, -1.0)\n"
+                                   "        return grad_output * s * input2, grad_output * s * input1"),
+     "gradient", "TODO"),
+    ("LinearFunction", LINEAR.format(body="grad_input = (grad_output.mm(weight)).numpy()\n"
+                                          "        grad_weight = grad_output.t().mm(input)\n"
+                                          "        grad_bias = None if bias is None else grad_output.sum(0)"),
+     "backward returns", "TODO"),
+    ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight)\n        grad_weight = "
+                                          "grad_output.t().mm(input)\n        grad_bias = None if bias is "
+                                          "None else grad_output.sum(0)").replace("input.mm(weight.t())",
+                                                                                  "input.mm(weight)"),
+     "forward", "TODO"),
+    ("Softplus", SOFTPLUS_NUMPY, "vmap", "TODO"),
+    ("softsign", SOFTSIGN_IN_PLACE, "forward", "TODO"),
+    ("softsign", SOFTSIGN_FAKE_ALIAS, "opcheck", "TODO"),
+]

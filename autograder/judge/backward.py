@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from autograder.judge.causes import error_cause, gradient_cause
+from autograder.judge.causes import gradient_cause
+from autograder.judge.errors import error_cause
 from autograder.judge.findings import Finding, fail, graph_figures, jacobian_panels, note, shaped_panels
 from autograder.judge.reference import reference_vjps
 from autograder.judge.untrusted import lists, matrices
@@ -65,7 +66,8 @@ def judge_gradient(view: Judging) -> Finding | None:
         if "jacobian" in case.measured:
             jacobians = (matrices(case.measured["jacobian"], case.sizes, case.rows),
                          matrices(case.ref["jacobian"], case.sizes, case.rows))
-        text, k = gradient_cause(view, case, vjps[0], ref_vjps[0], vjps[1], ref_vjps[1], jacobians)
+        text, k = _saved_input_changed(case) or gradient_cause(view, case, vjps[0], ref_vjps[0], vjps[1],
+                                                                ref_vjps[1], jacobians)
         name = case.tensor_names[k]
         figures = [shaped_panels(f"grad_{name} for a random {view.grad_output}: yours, the right one and the "
                                  f"difference", case.shapes[k], name,
@@ -80,6 +82,23 @@ def judge_gradient(view: Judging) -> Finding | None:
                                                jac[k], ref_jac[k], ("yours", "right")))
         return fail(case.where + text, figures=figures + graph_figures(view))
     return said
+
+
+def _saved_input_changed(case) -> tuple[str, int] | None:
+    """An input forward saved and then changed in place (input.clamp_(min=0) after
+    ctx.save_for_backward(input)): backward reads the changed values, so the fault is forward's."""
+    changed = set(case.measured.get("inputs_changed") or []) - set(case.measured.get("dirty") or [])
+    saved = {t.get("index") for t in case.measured.get("saved") or [] if t.get("kind") == "input"}
+    for k in sorted(k for k in changed & saved if isinstance(k, int) and k < len(case.names)):
+        name = case.names[k]
+        if name not in case.tensor_names:
+            continue
+        return (f"forward saves {name} with ctx.save_for_backward and then changes it in place (a method "
+                f"ending in _, such as {name}.clamp_(...), or {name}[...] = ..., or +=), so backward reads "
+                f"the changed values from ctx.saved_tensors, not the {name} forward was called with: backward "
+                f"may be right, the fault is forward's. Compute the output as a new tensor (the same "
+                f"operation without the trailing _, or on {name}.clone()).", case.tensor_names.index(name))
+    return None
 
 
 def judge_needs_input_grad(view: Judging) -> Finding | None:

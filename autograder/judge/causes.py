@@ -10,119 +10,16 @@ Everything here runs in the trusted process, on float64 tensors rebuilt from pla
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 import torch
 
-from autograder.judge.diagnose import RTOL, close, explain, explain_error, explain_swap
+from autograder.judge.diagnose import RTOL, close, explain, explain_swap
 from autograder.judge.untrusted import float64
 from autograder.measure.encoding import decode_args, differentiable
 
 if TYPE_CHECKING:
     from autograder.judge.judging import CaseView, Judging
-
-
-# -- errors -------------------------------------------------------------------------------------------
-
-def _forward_called(error: dict) -> str | None:
-    """The Function whose forward the learner's code calls directly (`CubeBackward.forward(...)`)."""
-    for frame in error.get("frames") or []:
-        match = re.search(r"\b([A-Za-z_]\w*)\.forward\(", str(frame.get("code", "")))
-        if match:
-            return match[1]
-    return None
-
-
-def error_cause(error: dict, view: Judging, case: CaseView) -> tuple[str, str]:
-    """The sentence for an exception raised by student code, and the traceback to show with it (the
-    learner's frames only; nothing for a body not written yet)."""
-    message, kind = str(error.get("message", "")), str(error.get("type", ""))
-    details = str(error.get("traceback", "")) if kind != "NotImplementedError" else ""
-    g = view.grad_output
-    called = _forward_called(error)
-    if called:
-        details = details.replace(" Use tensor.detach().numpy() instead.", "")
-        return (f"backward calls {called}.forward(...) directly: call {called}.apply(...) instead. Called by "
-                f"hand, forward runs as a plain function: autograd records no {called} node (so its backward "
-                f"is never used) and grad mode stays on inside it. ({kind}: {_first_line(message)})"), details
-    if "Can't call numpy() on Tensor that requires grad" in message:
-        details = details.replace("Use tensor.detach().numpy() instead.", "(PyTorch's hint, tensor.detach()"
-                                  ".numpy(), would silence this error and zero the second derivatives.)")
-        also = ""
-        if view.problem.companion:
-            also = (f" Where the computation must leave PyTorch, put it in {view.problem.companion}.forward "
-                    f"and call {view.problem.companion}.apply.")
-        return (f"{error.get('where', 'backward')} calls .numpy() on a tensor that requires grad. That "
-                f"happens when backward itself is differentiated (create_graph=True, as gradgradcheck does): "
-                f"autograd then records backward, and it cannot record NumPy. PyTorch's hint, "
-                f"tensor.detach().numpy(), only silences the error: the second derivatives then come out as "
-                f"zero. Write backward with torch operations (torch.exp instead of np.exp).{also}"), details
-    if re.search(r"expected np\.ndarray \(got numpy\.\w+\)", message):
-        return ("torch.from_numpy was given a NumPy number, not an array: NumPy returns a plain number (such "
-                "as numpy.float64) for a 0-dimensional input. Compute with torch operations instead "
-                "(torch.exp(x)), which work for every shape and keep autograd's history."), details
-    match = re.search(r"returned an incorrect number of gradients \(expected (\d+), got (\d+)\)", message)
-    if match:
-        return _count_cause(view, case, int(match[1]), int(match[2])), details
-    match = re.search(r"returned a gradient different than None at position (\d+)", message)
-    if match:
-        k = int(match[1]) - 1
-        name = case.names[k] if k < len(case.names) else f"argument {k + 1}"
-        value = case.encoded[k] if k < len(case.encoded) else None
-        return (f"backward returned a gradient for {name} (= {value!r}), which is not a tensor: there is "
-                f"nothing to differentiate there, so return None in its place."), details
-    match = re.search(r"returned an invalid gradient at index (\d+) - got \[([\d, ]*)\] but expected shape "
-                      r"compatible with \[([\d, ]*)\]", message)
-    if match:
-        k = int(match[1])
-        name = case.names[k] if k < len(case.names) else f"argument {k + 1}"
-        got, want = match[2].split(", "), match[3].split(", ")
-        how = ": it looks transposed." if got[::-1] == want and got != want else \
-            f": each gradient must have the shape of its input ({name}.shape)."
-        return (f"backward returned a gradient of shape [{match[2]}] for {name}, whose shape is "
-                f"[{match[3]}]{how}"), details
-    if kind == "IndexError" and any("needs_input_grad[" in str(f.get("code", ""))
-                                    for f in error.get("frames") or []):
-        return ("ctx.needs_input_grad has one entry per argument given to apply, so when an optional "
-                "argument is left out it is shorter, and reading the flag of that argument fails "
-                "(IndexError). Test the argument first (if bias is not None and "
-                "ctx.needs_input_grad[2]).").replace("bias", _optional_name(view)), details
-    if "element 0 of tensors does not require grad and does not have a grad_fn" in message:
-        return ("backward's result has no autograd history: it was computed with values autograd cannot "
-                "follow (torch.no_grad(), .detach(), .item(), NumPy, or a new tensor built from "
-                "numbers)."), details
-    if "modified by an inplace operation" in message:
-        return (f"a tensor saved for backward was changed in place after it was saved, so autograd refuses "
-                f"to use it: change a copy (x = x * 2, or x.clone()), and never change the inputs, the saved "
-                f"tensors or {g} in place."), details
-    return explain_error(error), details
-
-
-def _optional_name(view: Judging) -> str:
-    optional = (view.data.get("names") or {}).get("optional") or []
-    return next((n for n in optional if isinstance(n, str) and n.isidentifier()), "bias")
-
-
-def _first_line(message: str) -> str:
-    """The message's first line, without advice of PyTorch's that is wrong for a learner here."""
-    lines = message.strip().splitlines()
-    line = lines[0][:200] if lines else ""
-    return line.replace(" Use tensor.detach().numpy() instead.", "")
-
-
-def _count_cause(view: Judging, case: CaseView, expected: int, got: int) -> str:
-    name = view.lookup
-    given = case.names[:expected]
-    optional = (view.data.get("names") or {}).get("optional") or []
-    omitted = [n for n in view.names[expected:] if n in optional]
-    if got > expected and omitted:
-        return (f"{name}.apply was called without {' and '.join(omitted)} here, so backward must return "
-                f"{expected} values (for {', '.join(given)}), or None in the place of "
-                f"{' and '.join(omitted)}: it returned a tensor there. Compute that gradient only when "
-                f"{omitted[0]} was given (if {omitted[0]} is not None ...).")
-    return (f"backward returned {got} value(s) but forward takes {expected} input(s) ({', '.join(given)}): "
-            f"return one value per input, in order, with None for the inputs that are not tensors.")
 
 
 # -- values that are not finite -----------------------------------------------------------------------

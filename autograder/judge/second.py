@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from autograder.judge.causes import blind_cause, error_cause, second_cause
+from autograder.judge.causes import blind_cause, second_cause
+from autograder.judge.errors import error_cause
 from autograder.judge.findings import Figure, Finding, fail, graph_figures, shaped_panels, torch_words
 from autograder.judge.reference import reference_vjps
 from autograder.judge.untrusted import float64, lists
@@ -89,6 +90,19 @@ def judge_companion(view: Judging) -> Finding | None:
     if "error" in measured:
         text, details = error_cause(measured["error"], view, view.cases[0])
         return fail(f"{name}'s gradient could not be built with create_graph=True: {text}", details)
+    calls = [c for c in measured.get("calls") or [] if isinstance(c, list)]
+    if not measured.get("uses") and calls:
+        names = view.learner("companion", [])
+        kinds = calls[0]
+        detached = [names[k] if k < len(names) else f"argument {k + 1}" for k, kind in enumerate(kinds)
+                    if kind == "detached"]
+        how = (f"with {' and '.join(f'{n}.detach()' for n in detached)}, a copy without autograd history"
+               if detached else "with tensors none of which requires grad")
+        return fail(f"{name}.backward calls {companion}.apply, but {how}: autograd records a {companion} "
+                    f"node only when an argument of apply requires grad, so the gradient has no "
+                    f"{companion} node and {companion}.backward never gives the second derivatives. Pass "
+                    f"the tensors themselves, as ctx.saved_tensors gives them (no .detach(), no "
+                    f"torch.no_grad()).", figures=graph_figures(view))
     if not measured.get("uses"):
         functions = [f for f in measured.get("functions") or [] if isinstance(f, str)]
         found = f" (the Functions it goes through: {', '.join(functions)})" if functions else ""

@@ -12,7 +12,6 @@ and the others point there).
 
 from __future__ import annotations
 
-import traceback
 from dataclasses import dataclass, field
 
 from autograder.course.checks import BY_NAME
@@ -86,9 +85,10 @@ def judge(problem: Problem, data: dict, seed: int = 0) -> list[CheckResult]:
         with projections.tolerances(problem.rtol_atol, problem.gradcheck_rtol_atol):
             _judge(problem, data, reference_data(problem, seed), seed, verdicts, passed_details)
     except (ValueError, TypeError, KeyError, IndexError, RuntimeError, AttributeError) as error:
-        verdicts.fail_all(f"The grader could not read what {problem.lookup} produced ({error}); it is "
-                          f"treated as wrong. Make sure it returns plain float64 tensors.",
-                          traceback.format_exc())
+        # Only measurements that are not what a Function can produce get here (the causes of malformed
+        # results, a wrong shape or count, are told by the checks): no grader frame is shown.
+        verdicts.fail_all(f"The measurements of {problem.lookup} came back malformed ({error}), so they "
+                          f"are treated as wrong. Check the other rows for the cause.")
     return verdicts.results(passed_details)
 
 
