@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from autograder.judge.causes import gradient_cause
+from autograder.judge.diagnose import float32_rounding
 from autograder.judge.errors import error_cause
 from autograder.judge.findings import Finding, fail, graph_figures, jacobian_panels, note, shaped_panels
 from autograder.judge.reference import reference_vjps
@@ -58,7 +59,8 @@ def judge_gradient(view: Judging) -> Finding | None:
         ref_vjps = reference_vjps(view.problem, view.seed, case.index)
         if all(projections.all_close(a, b) for a, b in zip(vjps, ref_vjps)):
             continue
-        if all(projections.all_close(a, b, GRADCHECK_RTOL, GRADCHECK_ATOL) for a, b in zip(vjps, ref_vjps)):
+        if all(projections.all_close(a, b, GRADCHECK_RTOL, GRADCHECK_ATOL) and float32_rounding(a, b)
+               for a, b in zip(vjps, ref_vjps)):
             said = said or note("backward's gradients agree with the right ones to about 7 digits only: part "
                                 "of backward ran in float32. That is within gradcheck's tolerance.")
             continue
@@ -68,6 +70,9 @@ def judge_gradient(view: Judging) -> Finding | None:
                          matrices(case.ref["jacobian"], case.sizes, case.rows))
         text, k = _saved_input_changed(case) or gradient_cause(view, case, vjps[0], ref_vjps[0], vjps[1],
                                                                 ref_vjps[1], jacobians)
+        if "forward" in view.failed and "forward" not in text:
+            text += (" Your forward's output is wrong too (see forward): fix forward first, and this may "
+                     "come right.")
         name = case.tensor_names[k]
         figures = [shaped_panels(f"grad_{name} for a random {view.grad_output}: yours, the right one and the "
                                  f"difference", case.shapes[k], name,
@@ -93,11 +98,12 @@ def _saved_input_changed(case) -> tuple[str, int] | None:
         name = case.names[k]
         if name not in case.tensor_names:
             continue
-        return (f"forward saves {name} with ctx.save_for_backward and then changes it in place (a method "
+        said = (f"forward saves {name} with ctx.save_for_backward and then changes it in place (a method "
                 f"ending in _, such as {name}.clamp_(...), or {name}[...] = ..., or +=), so backward reads "
-                f"the changed values from ctx.saved_tensors, not the {name} forward was called with: backward "
-                f"may be right, the fault is forward's. Compute the output as a new tensor (the same "
-                f"operation without the trailing _, or on {name}.clone()).", case.tensor_names.index(name))
+                f"the changed values from ctx.saved_tensors, not the {name} forward was called with: "
+                f"backward may be right, the fault is forward's. Compute the output as a new tensor (the "
+                f"same operation without the trailing _, or on {name}.clone()).")
+        return said, case.tensor_names.index(name)
     return None
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from autograder.judge.diagnose import explain
+from autograder.judge.diagnose import explain, float32_rounding
 from autograder.judge.errors import error_cause
 from autograder.judge.findings import Finding, fail, shaped_panels, torch_words
 from autograder.judge.untrusted import float64, lists, matrices
@@ -78,7 +78,8 @@ def _forward_right(case) -> bool:
 def _float32_forward(case) -> bool:
     mine, right = case.measured["output"]["values"], case.ref["output"]["values"]
     return not projections.all_close(mine, right) \
-        and projections.all_close(mine, right, GRADCHECK_RTOL, GRADCHECK_ATOL)
+        and projections.all_close(mine, right, GRADCHECK_RTOL, GRADCHECK_ATOL) \
+        and float32_rounding(mine, right)
 
 
 def _judge_extra_outputs(view: Judging, case) -> Finding | None:

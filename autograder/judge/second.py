@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from autograder.judge.causes import blind_cause, second_cause
+from autograder.judge.diagnose import float32_rounding
 from autograder.judge.errors import error_cause
 from autograder.judge.findings import Figure, Finding, fail, graph_figures, shaped_panels, torch_words
 from autograder.judge.reference import reference_vjps
@@ -62,7 +63,8 @@ def judge_gradgradcheck(view: Judging) -> Finding | None:
 def _float32_backward(view: Judging, case) -> bool:
     vjps, right = case.vjps(), reference_vjps(view.problem, view.seed, case.index)
     return not all(projections.all_close(a, b) for a, b in zip(vjps, right)) \
-        and all(projections.all_close(a, b, GRADCHECK_RTOL, GRADCHECK_ATOL) for a, b in zip(vjps, right))
+        and all(projections.all_close(a, b, GRADCHECK_RTOL, GRADCHECK_ATOL) and float32_rounding(a, b)
+                for a, b in zip(vjps, right))
 
 
 def _second_panels(view: Judging, case, analytical: torch.Tensor, numerical: torch.Tensor, j: int) -> Figure:
