@@ -257,7 +257,7 @@ CASES = [
                                    backward="return (input - result.unsqueeze(-1)).exp()"),
      "gradient", "it never uses grad_output"),
     ("LayerNorm", LAYERNORM.format(variance="input.var(-1, keepdim=True)", backward=LN_GRAD),
-     "forward", "The output differs from the right one"),
+     "forward", "the variance is the unbiased one, dividing by n - 1"),
     ("LayerNorm", LAYERNORM.format(variance=LN_VARIANCE, backward="rstd * (g - g.mean(-1, keepdim=True)), "
                                                                   "None"),
      "gradient", "The gradient with respect to input differs"),
@@ -523,8 +523,20 @@ RIGHT = [
                                           "float32\n        grad_weight = grad_output.t().mm(input)\n        "
                                           "grad_bias = None if bias is None else grad_output.sum(0)")),
     ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
-                                   "s = torch.where(input1 * input2 > 0, 1.0, -1.0)\n"
+                                   "uv = input1 * input2\n        s = torch.where(uv > 0, 1.0, "
+                                   "torch.where(uv < 0, -1.0, 0.0))\n"
                                    "        return grad_output * s * input2, grad_output * s * input1")),
+    # The value at the kinks the exercise states (0), written three more ways.
+    ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
+                                   "s = torch.sign(input1 * input2)\n"
+                                   "        return grad_output * s * input2, grad_output * s * input1")),
+    ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
+                                   "return grad_output * input1.sign() * input2.abs(), \\\n"
+                                   "               grad_output * input1.abs() * input2.sign()")),
+    ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
+                                   "g1 = grad_output * input2.abs() * torch.sgn(input1)\n"
+                                   "        g2 = grad_output * input1.abs() * torch.sgn(input2)\n"
+                                   "        return g1, g2")),
     ("KillHead", KILLHEAD_ANY.format(forward="mask = torch.ones_like(input)\n        mask[:, :n] = 0\n"
                                              "        return input * mask",
                                      backward="mask = torch.ones_like(grad_output)\n        mask[:, :ctx.n] "
@@ -660,38 +672,76 @@ ISSUE22 = [
                                            "        result = m.squeeze(0) + (input - m).exp().sum(0).log()",
                                    backward="return grad_output.unsqueeze(0) * "
                                             "(input - result.unsqueeze(0)).exp()"),
-     "forward", "TODO"),
-    ("LayerNorm", LAYERNORM_EPS_OUTSIDE, "forward", "TODO"),
-    ("Sinh", SINH_NON_DIFFERENTIABLE, "gradcheck", "TODO"),
+     "forward", "it looks reduced over dimension 0 of input"),
+    ("LayerNorm", LAYERNORM_EPS_OUTSIDE, "forward", "eps is added outside the square root"),
+    ("Sinh", SINH_NON_DIFFERENTIABLE, "gradcheck", "forward marks it with ctx.mark_non_differentiable"),
     ("Cube", CUBE.format(cube="return CubeBackward.apply(grad_out, x.detach())",
-                         cube_backward=CUBE_BACKWARD_RIGHT), "companion used", "TODO"),
+                         cube_backward=CUBE_BACKWARD_RIGHT),
+     "companion used", "but with x.detach(), a copy without autograd history"),
     ("LayerNorm", LAYERNORM.format(variance=LN_VARIANCE, backward=LN_GRAD.replace("None", "0.0")),
-     "backward returns", "TODO"),
-    ("Tanh", TANH_CTX_AND_SETUP, "forward", "TODO"),
+     "backward returns", "backward returned a float for eps, which is a number, not a tensor: return None"),
+    ("Tanh", TANH_CTX_AND_SETUP, "forward",
+     "Tanh defines setup_context, so PyTorch calls forward without ctx"),
     ("MyReLU", MYRELU.format(forward="ctx.save_for_backward(input)\n        return input.clamp_(min=0)",
                              backward="input, = ctx.saved_tensors\n        grad_input = grad_output.clone()\n"
                                       "        grad_input[input < 0] = 0\n        return grad_input"),
-     "gradient", "TODO"),
+     "gradient", "forward saves input with ctx.save_for_backward and then changes it in place"),
     ("Cube", CUBE.format(cube="return CubeBackward.apply(grad_out, x)",
-                         cube_backward="return grad_out * saved_grad_out * 6 * x"), "gradgradcheck", "TODO"),
+                         cube_backward="return grad_out * saved_grad_out * 6 * x"),
+     "gradgradcheck", "but CubeBackward.forward takes 2 input(s) (grad_out, x)"),
     ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
                                    "uv = (input1 * input2).abs()\n"
                                    "        return grad_output * uv / input1, grad_output * uv / input2"),
-     "gradient", "TODO"),
+     "gradient", "contains NaN or infinity (NaN where input1 is 0): a division by an input"),
     ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
                                    "s = torch.where(input1 * input2 >= 0, 1.0, -1.0)\n"
                                    "        return grad_output * s * input2, grad_output * s * input1"),
-     "gradient", "TODO"),
+     "gradient", "is wrong only where input1 is exactly 0"),
+    ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
+                                   "s = torch.where(input1 * input2 > 0, 1.0, -1.0)\n"
+                                   "        return grad_output * s * input2, grad_output * s * input1"),
+     "gradient", "is wrong only where input1 is exactly 0"),
     ("LinearFunction", LINEAR.format(body="grad_input = (grad_output.mm(weight)).numpy()\n"
                                           "        grad_weight = grad_output.t().mm(input)\n"
                                           "        grad_bias = None if bias is None else grad_output.sum(0)"),
-     "backward returns", "TODO"),
+     "backward returns", "backward returned a numpy.ndarray as the gradient for input"),
     ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight)\n        grad_weight = "
                                           "grad_output.t().mm(input)\n        grad_bias = None if bias is "
                                           "None else grad_output.sum(0)").replace("input.mm(weight.t())",
                                                                                   "input.mm(weight)"),
-     "forward", "TODO"),
-    ("Softplus", SOFTPLUS_NUMPY, "vmap", "TODO"),
-    ("softsign", SOFTSIGN_IN_PLACE, "forward", "TODO"),
-    ("softsign", SOFTSIGN_FAKE_ALIAS, "opcheck", "TODO"),
+     "forward", "weight.t() (3×2) fits"),
+    ("Softplus", SOFTPLUS_NUMPY, "vmap",
+     "under torch.func.vmap (and torch.func.grad), forward receives batched tensors"),
+    ("softsign", SOFTSIGN_IN_PLACE, "forward", "the custom op softsign returns its own input"),
+    ("softsign", SOFTSIGN_FAKE_ALIAS, "opcheck",
+     "softsign's fake (the function given to register_fake) returns its input itself"),
 ]
+
+CASES += ISSUE22
+
+# What the old sentences said for issue 22's attempts, each the wrong way: none may appear for any of them.
+MISLEADING = ("malformed vector-Jacobian product", "Make sure it returns plain float64 tensors",
+              "autograder/", "ran in float32", "backward ignores", "computes it itself",
+              "it returned a tensor there", "(if eps is not None", "With ctx of shape", "is grad_output times 1",
+              "forward takes 2 input(s) (x)", "raised RuntimeError: expected Variable",
+              "raised RuntimeError: mat1 and mat2", "raised RuntimeError: Cannot access data pointer",
+              "fails: When comparing the output")
+
+# An instructor's own problem (docs/authoring.md): Swish, x * sigmoid(x), twice differentiable. Its wrong
+# Function saves sigmoid(x) computed in forward: an intermediate without history, so the second derivatives
+# through it are missing (not zero: x, also saved, still has its history).
+SWISH = '''
+class Swish(Function):
+    @staticmethod
+    def forward(ctx, x):
+        s = torch.sigmoid(x)
+        ctx.save_for_backward(x, s)
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, s = ctx.saved_tensors
+        return grad_output * (s + x * s * (1 - s))
+'''
+SWISH_RIGHT = SWISH.replace("        x, s = ctx.saved_tensors\n",
+                            "        x, _ = ctx.saved_tensors\n        s = torch.sigmoid(x)\n")

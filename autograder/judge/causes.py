@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 # -- values that are not finite -----------------------------------------------------------------------
 
-def not_finite(what: str, values: torch.Tensor, case: CaseView) -> str | None:
+def not_finite(what: str, values: torch.Tensor, case: CaseView, derivative: str = "") -> str | None:
     """Where a result is inf or NaN, told by the input values there (an elementwise function), and why
     when an input is large: exp overflows in float64 above about 709."""
     values = values.reshape(-1)
@@ -38,6 +38,12 @@ def not_finite(what: str, values: torch.Tensor, case: CaseView) -> str | None:
         at = inputs[0].reshape(-1)[bad]
         where = f" where {case.tensor_names[0]} is {', '.join(f'{x:g}' for x in at.tolist()[:4])}"
         large = [at] if float(at.abs().max()) > 700 else []
+    zero = _zero_inputs(case, values.numel(), bad)
+    if len(inputs) > 1 and zero and bool((bad <= zero[1]).all()):
+        said = (f"{what} contains NaN or infinity ({kinds} where {zero[0]} is 0): a division by an input "
+                f"that is 0 there (as |uv| / u) gives that. Write the derivative without dividing by an "
+                f"input" + (f": the derivative is {derivative}." if derivative else "."))
+        return said
     said = f"{what} contains NaN or infinity ({kinds}{where})"
     if large:
         said += (": exp overflows to inf in float64 once its argument passes about 709, and inf / inf or "
@@ -45,6 +51,36 @@ def not_finite(what: str, values: torch.Tensor, case: CaseView) -> str | None:
                  "number (subtract the largest value first, or use an identity such as "
                  "log(1 + exp(x)) = x + log(1 + exp(-x)))")
     return said + "."
+
+
+def _zero_inputs(case: CaseView, size: int,
+                 at: torch.Tensor | None = None) -> tuple[str, torch.Tensor] | None:
+    """Where an input of an elementwise function is exactly 0 (a kink of |uv|, ReLU...): the names of the
+    inputs that are 0 at some entry of `at` (anywhere, without it), and the mask of their zeros."""
+    flat = [(n, x.reshape(-1)) for n, x in zip(case.tensor_names, case.inputs) if x.numel() == size]
+    zeros = [(n, x == 0) for n, x in flat if bool(((x == 0) & (True if at is None else at)).any())]
+    covering = [(n, z) for n, z in zeros if at is not None and bool((at <= z).all())]
+    zeros = covering[:1] or zeros  # one input that is 0 wherever it goes wrong is the one to name
+    if not zeros:
+        return None
+    mask = torch.zeros(size, dtype=torch.bool)
+    for _, z in zeros:
+        mask |= z
+    return " or ".join(n for n, _ in zeros), mask
+
+
+def _at_kinks(view: Judging, case: CaseView, ds: torch.Tensor, dr: torch.Tensor, what: str) -> str | None:
+    """A derivative wrong only where an input is exactly 0, where the exercise states the value (what
+    sign gives, 0): a comparison (>= 0, > 0) picks one side there."""
+    wrong = ~torch.isclose(ds, dr, rtol=RTOL, atol=1e-10)
+    zero = _zero_inputs(case, ds.numel(), wrong)
+    if zero is None or not bool(wrong.any()) or not bool((wrong <= zero[1]).all()):
+        return None
+    value = "0" if bool((dr[wrong] == 0).all()) else "the reference's value"
+    return (f"{what} is wrong only where {zero[0]} is exactly 0 ({int(wrong.sum())} of the {ds.numel()} "
+            f"entries), where the derivative does not exist and the exercise asks for {value}, what sign "
+            f"gives at 0. A comparison such as >= 0 or > 0 picks one side there: build the sign with "
+            f"torch.sign, which is 0 at 0{_bracket(view)}.")
 
 
 # -- first derivatives --------------------------------------------------------------------------------
@@ -66,7 +102,7 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
         return swapped, 0
     s2, r2 = [float64(x) for x in mine2], [float64(x) for x in right2]
     k = next((k for k in range(len(s)) if not _close(s[k], r[k])), 0)
-    said = not_finite(f"The gradient with respect to {names[k]}", s[k], case)
+    said = not_finite(f"The gradient with respect to {names[k]}", s[k], case, view.problem.derivative)
     if said:
         return said, k
     if _close(s[k], s2[k]) and not _close(r[k], r2[k]):
@@ -114,6 +150,9 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
     zs, zr = ds.abs() <= tiny, dr.abs() <= tiny
     if bool((ds.abs().max() == 0) and (dr.abs().max() > 0)):
         return None  # zero everywhere: diagnose says it in its own words
+    said = _at_kinks(view, case, ds, dr, what)
+    if said:
+        return said
     if bool(zr.any()) and bool((~zr).any()) and bool((zs != zr).all()):
         return (f"{what} flows exactly where it should be zero and is zero where it should flow: the "
                 f"condition that chooses the entries is inverted (for example {name} < 0 where {name} > 0 is "
@@ -212,6 +251,28 @@ def second_cause(view: Judging, case: CaseView, analytical: torch.Tensor, numeri
         said = said.replace("the right one", "finite differences of backward")
         said = said.replace(" (as the 2 in d(x²)/dx = 2x)", "")
     return said or f"{about} differs from finite differences of backward.", j
+
+
+def _ordinal(k: int) -> str:
+    return {1: "1st", 2: "2nd", 3: "3rd"}.get(k, f"{k}th")
+
+
+def partial_cause(view: Judging) -> str | None:
+    """Why second derivatives differ (without being zero) when forward kept a tensor it computed: that
+    tensor has no autograd history, so the second derivatives through it are missing."""
+    first = view.cases[0].measured if view.cases else {}
+    kept = [t for t in (first.get("ctx_tensors") or []) if t.get("kind") == "intermediate"]
+    saved = [k for k, t in enumerate(first.get("saved") or []) if t.get("kind") == "intermediate"]
+    if not kept and not saved:
+        return None
+    where = (", ".join(f"ctx.{t.get('attr')}" for t in kept) if kept else
+             "the " + " and ".join(_ordinal(k + 1) for k in saved) + " tensor passed to save_for_backward")
+    name = view.names[0] if view.names else "x"
+    return (f"backward computes with {where}, a tensor forward computed (such as torch.sigmoid({name})): an "
+            f"intermediate result has no autograd history, so autograd's second derivatives miss how it "
+            f"changes with {name} (only the paths through saved inputs are there), and they differ from "
+            f"finite differences of backward. Recompute it in backward from the saved input, or return it "
+            f"as an extra output of forward (an output's history is forward's node).")
 
 
 def blind_cause(view: Judging, has_history: bool) -> str:

@@ -27,12 +27,18 @@ def float32_rounding(actual, expected) -> bool:
     value is one float32 can hold (a result computed in float32, then converted), or the difference is
     within float32's rounding (about 6e-8 of the largest value, so 1e-6 leaves room for a sum of a few
     terms). A formula that is slightly off (eps outside a square root) differs by more, in float64."""
-    a = torch.as_tensor(actual, dtype=torch.float64).reshape(-1)
-    e = torch.as_tensor(expected, dtype=torch.float64).reshape(-1)
+    a, e = _flat(actual), _flat(expected)
     if a.shape != e.shape or not a.numel() or not bool(torch.isfinite(a).all()):
         return False
     exact = bool((a.float().double() == a).all()) and not bool((e.float().double() == e).all())
     return exact or float((a - e).abs().max()) <= 1e-6 * float(e.abs().max())
+
+
+def _flat(values) -> torch.Tensor:
+    """Numbers, or lists of them of any lengths (one per input), as one float64 vector."""
+    if isinstance(values, (list, tuple)) and values and isinstance(values[0], (list, tuple)):
+        return torch.cat([_flat(v) for v in values]) if values else torch.zeros(0, dtype=torch.float64)
+    return torch.as_tensor(values, dtype=torch.float64).reshape(-1)
 
 
 def _columns_wrong(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float) -> torch.Tensor:

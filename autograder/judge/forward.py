@@ -33,8 +33,9 @@ def judge_forward(view: Judging) -> Finding | None:
     for case in view.cases:
         out, ref = case.measured["output"], case.ref["output"]
         if out.get("shape") != ref["shape"]:
+            how = _reduced_over(case, out.get("shape"), ref["shape"])
             return fail(case.where + f"forward returned shape {out.get('shape')} but the right output has "
-                                     f"shape {ref['shape']}.")
+                                     f"shape {ref['shape']}{how}.")
         if out.get("dtype") != "torch.float64":
             return fail(case.where + f"forward returned {out.get('dtype')} for float64 inputs: keep the "
                                      f"input's dtype (no .float(), no new float32 tensors).")
@@ -62,6 +63,25 @@ def judge_forward(view: Judging) -> Finding | None:
                                                               [("yours", mine), ("right", ref["values"])],
                                                               "the output")])
     return said
+
+
+def _reduced_over(case, shape, right) -> str:
+    """Which dimension a reduction took instead of the right one, when the shapes tell."""
+    if not case.shapes or not isinstance(shape, list):
+        return ""
+    first = list(case.shapes[0])
+
+    def without(d: int) -> list[int]:
+        return first[:d] + first[d + 1:]
+
+    took = [d for d in range(len(first)) if without(d) == shape]
+    meant = [d for d in range(len(first)) if without(d) == right]
+    if len(took) == 1 and meant and took[0] not in meant:
+        return (f": it looks reduced over dimension {took[0]} of {case.tensor_names[0]} where the exercise "
+                f"reduces over dimension {meant[-1]} (dim=-1, the last)" if meant[-1] == len(first) - 1 else
+                f": it looks reduced over dimension {took[0]} of {case.tensor_names[0]} instead of "
+                f"{meant[-1]}")
+    return ""
 
 
 def _known_mistake(view: Judging, case, mine: list[float]) -> str | None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from autograder.judge.causes import blind_cause, second_cause
+from autograder.judge.causes import blind_cause, partial_cause, second_cause
 from autograder.judge.diagnose import float32_rounding
 from autograder.judge.errors import error_cause
 from autograder.judge.findings import Figure, Finding, fail, graph_figures, shaped_panels, torch_words
@@ -53,6 +53,7 @@ def judge_gradgradcheck(view: Judging) -> Finding | None:
                         f"{numerical_wu:.6g}.")
                 break
         if said:
+            said = partial_cause(view) or said
             if _float32_backward(view, case):
                 said += (" Your backward computes in float32 (see the note under gradient), and finite "
                          "differences of a float32 backward are too rough: compute in float64.")

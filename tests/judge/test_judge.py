@@ -13,7 +13,17 @@ import pytest
 from autograder import check
 from autograder.course.assignments.registry import find_problem, load
 from tests.conftest import ROOT
-from tests.wrong_functions import CASES, HEADER, NEVER, RIGHT, RIGHT_GRADCHECK
+from tests.wrong_functions import (
+    CASES,
+    HEADER,
+    ISSUE22,
+    MISLEADING,
+    NEVER,
+    RIGHT,
+    RIGHT_GRADCHECK,
+    SWISH,
+    SWISH_RIGHT,
+)
 
 EXAMPLES = sorted((ROOT / "examples").glob("*/*.py"))
 
@@ -64,6 +74,41 @@ def test_cause_never_gives_wrong_advice(source, problem, words):
     report = run_check(problem, source)
     for r in report.results:
         assert words not in r.message + r.details, (r.check, r.message)
+
+
+@pytest.mark.parametrize(("problem", "source"), [c[:2] for c in ISSUE22],
+                         ids=[f"{c[0]}-{c[2]}-{c[3][:30]}" for c in ISSUE22])
+def test_no_sentence_points_the_wrong_way(problem, source):
+    """Issue 22's attempts: does no row repeat one of the sentences that once sent the learner the wrong
+    way (a grader's failure for a wrong shape, float32 with no float32 anywhere, backward blamed for
+    forward's in-place change, PyTorch's raw error without a sentence of ours...), and no grader frame?"""
+    report = run_check(problem, source)
+    for r in report.results:
+        for words in MISLEADING:
+            assert words not in r.message + r.details, (r.check, words, r.message)
+
+
+def test_an_intermediate_without_history_is_named():
+    """An instructor's Swish saving sigmoid(x) computed in forward: do its second derivatives fail with
+    that cause (not "differs from finite differences everywhere"), and does a Swish recomputing it in
+    backward keep full marks?"""
+    import torch
+
+    from autograder.course import Case, Problem, TensorSpec
+    from autograder.course.validate import grade_in_process
+
+    swish = Problem(name="Swish", summary="x * sigmoid(x)", reference=lambda x: x * torch.sigmoid(x),
+                    cases=(Case((TensorSpec((3, 4)),)), Case((TensorSpec((5,)),))), double_backward=True,
+                    saves=True, elementwise=True)
+    results = {}
+    for source in (SWISH, SWISH_RIGHT):
+        namespace: dict = {}
+        exec(HEADER + source, namespace)  # noqa: S102 - the test's own fixtures
+        results[source] = {r.check: r for r in grade_in_process(swish, namespace)}
+    wrong = results[SWISH]["gradgradcheck"]
+    assert not wrong.passed and "an intermediate result has no autograd history" in wrong.message
+    assert "2nd tensor passed to save_for_backward" in wrong.message and "everywhere" not in wrong.message
+    assert all(r.passed and not r.message for r in results[SWISH_RIGHT].values())
 
 
 def test_notes_cost_nothing():

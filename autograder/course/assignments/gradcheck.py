@@ -7,9 +7,10 @@ import torch.nn.functional as F
 from torch.autograd import Function
 
 from autograder.course.assignments import Assignment
-from autograder.course.problems import Case, Mistake, Problem, TensorSpec
+from autograder.course.problems import Case, FixedTensor, Mistake, Problem, TensorSpec
 
-# |uv| has a kink where u or v is 0: inputs keep away from it, as a careful gradcheck must.
+# |uv| has a kink where u or v is 0: random inputs keep away from it, as a careful gradcheck must; one
+# case sits on it, where the exercise states the value.
 AWAY = {"avoid": (0.0,), "margin": 0.1}
 
 
@@ -31,7 +32,11 @@ SOMETHING = Problem(
     summary="forward(ctx, input1, input2) = |input1 * input2| elementwise, with both gradients",
     reference=lambda u, v: (u * v).abs(),
     cases=(Case((TensorSpec((3, 4), **AWAY), TensorSpec((3, 4), **AWAY))),
-           Case((TensorSpec((5,), **AWAY), TensorSpec((5,), **AWAY)))),
+           Case((TensorSpec((5,), **AWAY), TensorSpec((5,), **AWAY))),
+           # The kinks, where the exercise states the value (0, what sign gives): input1 = 0, input2 = 0,
+           # both. A central difference there is 0 too (|uv| is even in each input), as gradcheck needs.
+           Case((FixedTensor((0.0, 0.7, 0.0, -0.4, 0.9, -0.6)),
+                 FixedTensor((0.8, 0.0, 0.0, -0.5, -0.3, 0.0))))),
     saves=True,
     solution=Something,
     elementwise=True,
