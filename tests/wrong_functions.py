@@ -722,7 +722,8 @@ CASES += ISSUE22
 # What the old sentences said for issue 22's attempts, each the wrong way: none may appear for any of them.
 MISLEADING = ("malformed vector-Jacobian product", "Make sure it returns plain float64 tensors",
               "autograder/", "ran in float32", "backward ignores", "computes it itself",
-              "it returned a tensor there", "(if eps is not None", "With ctx of shape", "is grad_output times 1",
+              "it returned a tensor there", "(if eps is not None", "With ctx of shape",
+              "is grad_output times 1",
               "forward takes 2 input(s) (x)", "raised RuntimeError: expected Variable",
               "raised RuntimeError: mat1 and mat2", "raised RuntimeError: Cannot access data pointer",
               "fails: When comparing the output")
