@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from autograder.course.problems import FixedTensor, TensorSpec
 from autograder.judge.diagnose import explain_error
 
 if TYPE_CHECKING:
@@ -264,5 +263,4 @@ def _count_cause(view: Judging, case: CaseView, expected: int, got: int) -> str:
 
 def _ever_a_tensor(view: Judging, position: int) -> bool:
     """Whether some case passes a tensor at this argument's position (bias), or never (eps)."""
-    return any(len(c.args) > position and isinstance(c.args[position], (TensorSpec, FixedTensor))
-               for c in view.problem.cases)
+    return any(len(c.encoded) > position and isinstance(c.encoded[position], dict) for c in view.cases)
