@@ -545,6 +545,13 @@ RIGHT = [
                               "grad_out_negexp * expnegx")),
     ("Cube", CUBE.format(cube="return CubeBackward.apply(grad_out, x)", cube_backward=CUBE_BACKWARD_RIGHT)),
     ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.sigmoid(x)")),
+    # issue 22: the input saved and exp recomputed in backward (twice differentiable all the same), and a
+    # mask made float32 (multiplied into float64, it stays exact).
+    ("Exp", EXP.format(forward="ctx.save_for_backward(x)\n        return x.exp()",
+                       backward="x, = ctx.saved_tensors\n        return grad_output * x.exp()")),
+    ("MyReLU", MYRELU.format(forward="ctx.save_for_backward(input)\n        return input.clamp(min=0)",
+                             backward="input, = ctx.saved_tensors\n"
+                                      "        return grad_output * (input > 0).float()")),
 ]
 
 # float32 in a backward that is differentiated again: too rough for finite differences, as for gradgradcheck.
@@ -715,6 +722,27 @@ ISSUE22 = [
     ("softsign", SOFTSIGN_IN_PLACE, "forward", "the custom op softsign returns its own input"),
     ("softsign", SOFTSIGN_FAKE_ALIAS, "opcheck",
      "softsign's fake (the function given to register_fake) returns its input itself"),
+]
+
+# More of what learners write, in the same spirit (a tutor's list), each with its cause.
+TANH_MODERN = TANH_CTX_AND_SETUP.replace("def forward(ctx, x)", "def forward(x)")
+ISSUE22 += [
+    ("Tanh", TANH_MODERN.replace(TANH_MODERN[TANH_MODERN.index("    @staticmethod\n    def jvp"):], ""),
+     "forward mode", "Tanh has no jvp staticmethod"),
+    ("Tanh", TANH_MODERN.replace("ctx.save_for_backward(output)", "ctx.save_for_backward(inputs)"),
+     "forward", "setup_context's inputs is the tuple of forward's arguments: unpack it"),
+    ("Tanh", TANH_MODERN.replace("        ctx.save_for_forward(output)\n", ""),
+     "forward mode", "holds only the tensors setup_context passed to ctx.save_for_forward"),
+    ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.sigmoid(x)").replace(
+        "    generate_vmap_rule = True\n", ""), "vmap", "set generate_vmap_rule = True"),
+    ("KillHead", KILLHEAD_ANY.format(forward="result = input.clone()\n        result[:, :n] = 0\n"
+                                             "        return result",
+                                     backward=KILLHEAD_RIGHT_BACKWARD).replace("        ctx.n = n\n", ""),
+     "gradient", "backward reads ctx.n, which forward never set"),
+    ("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.save_for_backward(result)\n"
+                               "        return result",
+                       backward="result, = ctx.saved_tensors\n        return grad_output * result.item()"),
+     "gradient", "turns a tensor of 9 entries into one number"),
 ]
 
 CASES += ISSUE22

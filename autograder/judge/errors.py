@@ -205,9 +205,65 @@ def _setup_context_with_ctx(message: str, kind: str, error: dict, view: Judging,
             f"style), or keep forward(ctx, {given}) and remove setup_context.")
 
 
+def _no_jvp(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+    if "You must implement the jvp function" not in message:
+        return None
+    return (f"{view.lookup} has no jvp staticmethod, which forward-mode AD (torch.func.jvp, "
+            f"torch.autograd.forward_ad) calls: write jvp(ctx, x_t), returning the tangent of the output "
+            f"(x_t times the derivative), and keep what it needs with ctx.save_for_forward in setup_context.")
+
+
+def _saved_for_forward(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+    frames = error.get("frames") or []
+    if kind != "ValueError" or "not enough values to unpack" not in message or not frames \
+            or frames[-1].get("name") != "jvp" or "saved_tensors" not in str(frames[-1].get("code", "")):
+        return None
+    return ("jvp reads ctx.saved_tensors, which in jvp holds only the tensors setup_context passed to "
+            "ctx.save_for_forward (ctx.save_for_backward keeps them for backward only): add "
+            "ctx.save_for_forward(...) with the same tensors in setup_context.")
+
+
+def _saved_a_tuple(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+    match = re.search(r"save_for_(backward|forward) can only save variables, but argument (\d+) is of type "
+                      r"(\w+)", message)
+    if not match:
+        return None
+    how = (" setup_context's inputs is the tuple of forward's arguments: unpack it (x, = inputs, or "
+           "inputs[0]) and save the tensor." if match[3] == "tuple" else " Save tensors only, and keep other "
+           "values as attributes of ctx (ctx.n = n).")
+    return (f"ctx.save_for_{match[1]} was given a {match[3]} as its argument {int(match[2]) + 1}, where it "
+            f"takes tensors (or None) only.{how}")
+
+
+def _no_vmap_rule(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+    if "does not have vmap support" not in message:
+        return None
+    return (f"torch.func.vmap needs {view.lookup} to say how to batch it: set generate_vmap_rule = True in "
+            f"the class (PyTorch then derives the rule from forward, which must then be written with torch "
+            f"operations), or write a vmap staticmethod.")
+
+
+def _ctx_attribute(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+    match = re.search(r"'(\w+)Backward' object has no attribute '(\w+)'", message)
+    if kind != "AttributeError" or not match:
+        return None
+    return (f"backward reads ctx.{match[2]}, which forward never set: store it in forward (ctx.{match[2]} = "
+            f"...), before returning.")
+
+
+def _item(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+    match = re.search(r"a Tensor with (\d+) elements cannot be converted to Scalar", message)
+    if not match:
+        return None
+    return (f"{error.get('where', 'backward')} turns a tensor of {match[1]} entries into one number "
+            f"(.item(), float() or int() do that, for one-entry tensors only): compute with the tensor "
+            f"itself, entry by entry, which also keeps autograd's history.")
+
+
 _CAUSES = [_setup_context_with_ctx, _direct_forward, _numpy_with_grad, _numpy_number, _not_a_tensor, _count,
            _gradient_for_number, _shape, _needs_input_grad, _no_history, _in_place, _matmul, _no_storage,
-           _op_returns_input]
+           _op_returns_input, _no_jvp, _saved_for_forward, _saved_a_tuple, _no_vmap_rule, _ctx_attribute,
+           _item]
 
 
 def opcheck_cause(test: str, text: str, view: Judging, case: CaseView) -> str | None:
