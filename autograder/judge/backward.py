@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from autograder.judge.causes import gradient_cause
 from autograder.judge.diagnose import float32_rounding
 from autograder.judge.errors import error_cause
-from autograder.judge.findings import Finding, fail, graph_figures, jacobian_panels, note, shaped_panels
+from autograder.judge.findings import Finding, fail, jacobian_panels, note, shaped_panels
 from autograder.judge.reference import reference_vjps
 from autograder.judge.untrusted import lists, matrices
 from autograder.measure import projections
@@ -85,7 +85,7 @@ def judge_gradient(view: Judging) -> Finding | None:
                                                f"backward), the right one and the difference", name,
                                                "the output",
                                                jac[k], ref_jac[k], ("yours", "right")))
-        return fail(case.where + text, figures=figures + graph_figures(view))
+        return fail(case.where + text, figures=figures)  # a graph shows nothing of a first derivative
     return said
 
 

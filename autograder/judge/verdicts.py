@@ -124,6 +124,7 @@ def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: V
     finished = data.get("parts", PARTS)
     shown: set[str] = set()  # tracebacks already shown: one per failure
     told: dict[str, str] = {}
+    drawn: set[str] = set()  # graphs already shown under an earlier check
     for name in problem.checks:
         check = BY_NAME[name]
         unmet = [r for r in check.requires if r in verdicts.failures]
@@ -143,11 +144,13 @@ def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: V
             verdicts.notes[name] = found.message
             continue
         details = found.details
+        figures = [f for f in found.figures if f.kind != "graphs" or repr(f.panels) not in drawn]
+        drawn.update(repr(f.panels) for f in figures if f.kind == "graphs")  # one graph drawn once
         if details and details in told and "Traceback" in details:
             details = f"(The traceback is shown under {told[details]}.)"
         elif details:
             told.setdefault(details, name)
-        verdicts.fail(name, found.message, details, found.figures)
+        verdicts.fail(name, found.message, details, figures)
 
 
 def _blocked_finding(view: Judging, check, shown: set[str]) -> Finding | None:

@@ -141,20 +141,40 @@ def test_right_functions_pass_everything():
             assert namespace["report"].passed, namespace["report"]
 
 
-def test_failure_shows_gradient_shaped_panels_and_graphs():
-    """Does a failing gradient come with yours / right / difference panels laid out like the input, a legend
-    that says so, and the graphs of backward drawn by torchviz, as inline SVG?"""
+def test_failure_shows_gradient_shaped_panels_and_no_graph():
+    """Does a failing gradient come with yours / right / difference panels laid out like the input and a
+    legend that says so, as inline SVG, and no graph (a graph of backward shows nothing of a first
+    derivative: only the forward and an unexplained gradient box)?"""
     report = run_check(*CASES[0][:2])
     gradient = by_check(report)["gradient"]
     heat = [f for f in gradient.figures if f.kind == "heatmaps"]
-    graphs = [f for f in gradient.figures if f.kind == "graphs"]
-    assert len(heat) == 1 and len(graphs) == 1
+    assert len(heat) == 1 and not [f for f in gradient.figures if f.kind == "graphs"]
     captions = [c for c, _ in heat[0].panels]
     assert captions[:2] == ["your grad_input", "right grad_input"] and captions[2].startswith("difference")
     assert all(len(m) == 3 and len(m[0]) == 8 for _, m in heat[0].panels)  # input is (3, 8)
     assert "shaped like input (3, 8)" in heat[0].legend
     html = report._repr_html_()
-    assert html.count("<svg") >= 3 and "KillHeadBackward" in html and "shaped like input (3, 8)" in html
+    assert html.count("<svg") >= 1 and "KillHeadBackward" not in html and "shaped like input (3, 8)" in html
+
+
+def test_three_failure_pages_hold_no_grader_frame_and_no_graph_twice():
+    """The HTML of three failures (LogSumExp's wrong shape, Cube's companion given x.detach(), Exp's
+    detached result): no frame of the grader's code anywhere, and each graph drawn once (Cube's graph was
+    drawn under companion used and again under gradgradcheck)?"""
+    def source(problem, words):
+        return next(c[1] for c in CASES if c[0] == problem and words in c[3])
+
+    pages = [run_check("LogSumExp", source("LogSumExp", "reduced over dimension 0")),
+             run_check("Cube", source("Cube", "x.detach()")),
+             run_check("Exp", source("Exp", "detached copy"))]
+    for report in pages:
+        html = report._repr_html_()
+        assert "autograder/" not in html and 'File "/' not in html
+        graphs = [repr(f.panels) for r in report.results for f in r.figures if f.kind == "graphs"]
+        assert len(graphs) == len(set(graphs))
+    cube = by_check(pages[1])
+    assert [f.kind for f in cube["companion used"].figures] == ["graphs"]
+    assert not [f for f in cube["gradgradcheck"].figures if f.kind == "graphs"]
 
 
 def test_heat_map_is_of_the_input_named_with_its_difference():
