@@ -88,7 +88,8 @@ def judge(problem: Problem, data: dict, seed: int = 0) -> list[CheckResult]:
         # Only measurements that are not what a Function can produce get here (the causes of malformed
         # results, a wrong shape or count, are told by the checks): no grader frame is shown.
         verdicts.fail_all(f"The measurements of {problem.lookup} came back malformed ({error}), so they "
-                          f"are treated as wrong. Check the other rows for the cause.")
+                          f"are treated as wrong. A Function's mistakes are told by the checks; this one "
+                          f"is not (please show it to your instructor, with your code).")
     return verdicts.results(passed_details)
 
 
