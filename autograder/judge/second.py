@@ -35,7 +35,9 @@ def judge_gradgradcheck(view: Judging) -> Finding | None:
         second = dict(second, hvp=lists(second["hvp"], inputs + [len(d.v)]),
                       fd_x=lists(second["fd_x"], inputs), fd_v=lists(second["fd_v"], inputs))
         if not second.get("has_history") or projections.blind(second, d):
-            return fail(case.where + blind_cause(view, bool(second.get("has_history"))), says,
+            also = (" The cause is told under companion used, with the graph."
+                    if "companion used" in view.failed else "")
+            return fail(case.where + blind_cause(view, bool(second.get("has_history"))) + also, says,
                         graph_figures(view))
         said, figures = None, []
         if "analytical" in second and "numerical" in second:
