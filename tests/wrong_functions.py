@@ -1,7 +1,9 @@
 """Wrong Functions, one per mistake the grader must diagnose, shared by the tests.
 
 Each entry: (problem, source defining the student's code, the check that must fail, a phrase its
-diagnosis must contain). The sources are what students really write.
+diagnosis must contain). The sources are what students really write. RIGHT holds right but unusual ones
+that keep full marks; ISSUE22 the attempts of issue 22 (in CASES too), for which none of the MISLEADING
+sentences may appear; SWISH an instructor's own problem's wrong Function, and SWISH_RIGHT its fix.
 """
 
 HEADER = "import numpy as np\nimport torch\nfrom torch.autograd import Function\n"
