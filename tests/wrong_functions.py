@@ -1,7 +1,9 @@
 """Wrong Functions, one per mistake the grader must diagnose, shared by the tests.
 
 Each entry: (problem, source defining the student's code, the check that must fail, a phrase its
-diagnosis must contain). The sources are what students really write.
+diagnosis must contain). The sources are what students really write. RIGHT holds right but unusual ones
+that keep full marks; ISSUE22 the attempts of issue 22 (in CASES too), for which none of the MISLEADING
+sentences may appear; SWISH an instructor's own problem's wrong Function, and SWISH_RIGHT its fix.
 """
 
 HEADER = "import numpy as np\nimport torch\nfrom torch.autograd import Function\n"
@@ -257,7 +259,7 @@ CASES = [
                                    backward="return (input - result.unsqueeze(-1)).exp()"),
      "gradient", "it never uses grad_output"),
     ("LayerNorm", LAYERNORM.format(variance="input.var(-1, keepdim=True)", backward=LN_GRAD),
-     "forward", "The output differs from the right one"),
+     "forward", "the variance is the unbiased one, dividing by n - 1"),
     ("LayerNorm", LAYERNORM.format(variance=LN_VARIANCE, backward="rstd * (g - g.mean(-1, keepdim=True)), "
                                                                   "None"),
      "gradient", "The gradient with respect to input differs"),
@@ -523,8 +525,20 @@ RIGHT = [
                                           "float32\n        grad_weight = grad_output.t().mm(input)\n        "
                                           "grad_bias = None if bias is None else grad_output.sum(0)")),
     ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
-                                   "s = torch.where(input1 * input2 > 0, 1.0, -1.0)\n"
+                                   "uv = input1 * input2\n        s = torch.where(uv > 0, 1.0, "
+                                   "torch.where(uv < 0, -1.0, 0.0))\n"
                                    "        return grad_output * s * input2, grad_output * s * input1")),
+    # The value at the kinks the exercise states (0), written three more ways.
+    ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
+                                   "s = torch.sign(input1 * input2)\n"
+                                   "        return grad_output * s * input2, grad_output * s * input1")),
+    ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
+                                   "return grad_output * input1.sign() * input2.abs(), \\\n"
+                                   "               grad_output * input1.abs() * input2.sign()")),
+    ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
+                                   "g1 = grad_output * input2.abs() * torch.sgn(input1)\n"
+                                   "        g2 = grad_output * input1.abs() * torch.sgn(input2)\n"
+                                   "        return g1, g2")),
     ("KillHead", KILLHEAD_ANY.format(forward="mask = torch.ones_like(input)\n        mask[:, :n] = 0\n"
                                              "        return input * mask",
                                      backward="mask = torch.ones_like(grad_output)\n        mask[:, :ctx.n] "
@@ -533,6 +547,13 @@ RIGHT = [
                               "grad_out_negexp * expnegx")),
     ("Cube", CUBE.format(cube="return CubeBackward.apply(grad_out, x)", cube_backward=CUBE_BACKWARD_RIGHT)),
     ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.sigmoid(x)")),
+    # issue 22: the input saved and exp recomputed in backward (twice differentiable all the same), and a
+    # mask made float32 (multiplied into float64, it stays exact).
+    ("Exp", EXP.format(forward="ctx.save_for_backward(x)\n        return x.exp()",
+                       backward="x, = ctx.saved_tensors\n        return grad_output * x.exp()")),
+    ("MyReLU", MYRELU.format(forward="ctx.save_for_backward(input)\n        return input.clamp(min=0)",
+                             backward="input, = ctx.saved_tensors\n"
+                                      "        return grad_output * (input > 0).float()")),
 ]
 
 # float32 in a backward that is differentiated again: too rough for finite differences, as for gradgradcheck.
@@ -548,3 +569,210 @@ NEVER = [
     (SINH_NUMPY, "Sinh", "detach().numpy() instead"),
     (SINH_BAD, "Sinh", "instead of save_for_backward"),
 ]
+
+
+# -- issue 22: what learners wrote, where the old sentence named the wrong cause or none -----------------
+
+LAYERNORM_EPS_OUTSIDE = '''
+class LayerNorm(Function):
+    @staticmethod
+    def forward(ctx, input, eps=1e-5):
+        mean = input.mean(-1, keepdim=True)
+        std = ((input - mean) ** 2).mean(-1, keepdim=True).sqrt()
+        rstd = 1 / (std + eps)  # eps outside the square root
+        normalised = (input - mean) * rstd
+        ctx.save_for_backward(normalised, rstd)
+        return normalised
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        normalised, rstd = ctx.saved_tensors
+        g = grad_output
+        return ''' + LN_GRAD + "\n"
+
+SINH_NON_DIFFERENTIABLE = '''
+class Sinh(Function):
+    @staticmethod
+    def forward(ctx, x):
+        expx, expnegx = torch.exp(x), torch.exp(-x)
+        ctx.save_for_backward(expx, expnegx)
+        ctx.mark_non_differentiable(expx, expnegx)
+        return (expx - expnegx) / 2, expx, expnegx
+
+    @staticmethod
+    def backward(ctx, grad_out, _grad_out_exp, _grad_out_negexp):
+        expx, expnegx = ctx.saved_tensors
+        return grad_out * (expx + expnegx) / 2 + _grad_out_exp * expx - _grad_out_negexp * expnegx
+
+
+def sinh(x):
+    return Sinh.apply(x)[0]
+'''
+
+TANH_CTX_AND_SETUP = '''
+class Tanh(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return torch.tanh(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+        ctx.save_for_forward(output)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * (1 - y * y)
+
+    @staticmethod
+    def jvp(ctx, x_t):
+        y, = ctx.saved_tensors
+        return x_t * (1 - y * y)
+'''
+
+SOFTPLUS_NUMPY = '''
+class Softplus(Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.from_numpy(np.logaddexp(0, x.detach().numpy()))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output * torch.sigmoid(x)
+'''
+
+SOFTSIGN_IN_PLACE = '''
+@torch.library.custom_op("course22::softsign", mutates_args=())
+def softsign(x: torch.Tensor) -> torch.Tensor:
+    return x.div_(1 + x.abs())  # in place: the op returns its own input
+
+
+@softsign.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+def _setup(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0])
+
+
+def _bw(ctx, g):
+    x, = ctx.saved_tensors
+    return g / (1 + x.abs()) ** 2
+
+
+softsign.register_autograd(_bw, setup_context=_setup)
+'''
+
+SOFTSIGN_FAKE_ALIAS = SOFTSIGN_IN_PLACE.replace("course22::", "course22b::").replace(
+    "x.div_(1 + x.abs())  # in place: the op returns its own input", "x / (1 + x.abs())").replace(
+    "return torch.empty_like(x)", "return x  # the fake returns its input")
+
+ISSUE22 = [
+    ("LogSumExp", LOGSUMEXP.format(forward="m = input.amax(dim=0, keepdim=True)\n"
+                                           "        result = m.squeeze(0) + (input - m).exp().sum(0).log()",
+                                   backward="return grad_output.unsqueeze(0) * "
+                                            "(input - result.unsqueeze(0)).exp()"),
+     "forward", "it looks reduced over dimension 0 of input"),
+    ("LayerNorm", LAYERNORM_EPS_OUTSIDE, "forward", "eps is added outside the square root"),
+    ("Sinh", SINH_NON_DIFFERENTIABLE, "gradcheck", "forward marks it with ctx.mark_non_differentiable"),
+    ("Cube", CUBE.format(cube="return CubeBackward.apply(grad_out, x.detach())",
+                         cube_backward=CUBE_BACKWARD_RIGHT),
+     "companion used", "but with x.detach(), a copy without autograd history"),
+    ("LayerNorm", LAYERNORM.format(variance=LN_VARIANCE, backward=LN_GRAD.replace("None", "0.0")),
+     "backward returns", "backward returned a float for eps, which is a number, not a tensor: return None"),
+    ("Tanh", TANH_CTX_AND_SETUP, "forward",
+     "Tanh defines setup_context, so PyTorch calls forward without ctx"),
+    ("MyReLU", MYRELU.format(forward="ctx.save_for_backward(input)\n        return input.clamp_(min=0)",
+                             backward="input, = ctx.saved_tensors\n        grad_input = grad_output.clone()\n"
+                                      "        grad_input[input < 0] = 0\n        return grad_input"),
+     "gradient", "forward saves input with ctx.save_for_backward and then changes it in place"),
+    ("Cube", CUBE.format(cube="return CubeBackward.apply(grad_out, x)",
+                         cube_backward="return grad_out * saved_grad_out * 6 * x"),
+     "gradgradcheck", "but CubeBackward.forward takes 2 input(s) (grad_out, x)"),
+    ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
+                                   "uv = (input1 * input2).abs()\n"
+                                   "        return grad_output * uv / input1, grad_output * uv / input2"),
+     "gradient", "contains NaN or infinity (NaN where input1 is 0): a division by an input"),
+    ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
+                                   "s = torch.where(input1 * input2 >= 0, 1.0, -1.0)\n"
+                                   "        return grad_output * s * input2, grad_output * s * input1"),
+     "gradient", "is wrong only where input1 is exactly 0"),
+    ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
+                                   "s = torch.where(input1 * input2 > 0, 1.0, -1.0)\n"
+                                   "        return grad_output * s * input2, grad_output * s * input1"),
+     "gradient", "is wrong only where input1 is exactly 0"),
+    ("LinearFunction", LINEAR.format(body="grad_input = (grad_output.mm(weight)).numpy()\n"
+                                          "        grad_weight = grad_output.t().mm(input)\n"
+                                          "        grad_bias = None if bias is None else grad_output.sum(0)"),
+     "backward returns", "backward returned a numpy.ndarray as the gradient for input"),
+    ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight)\n        grad_weight = "
+                                          "grad_output.t().mm(input)\n        grad_bias = None if bias is "
+                                          "None else grad_output.sum(0)").replace("input.mm(weight.t())",
+                                                                                  "input.mm(weight)"),
+     "forward", "weight.t() (3×2) fits"),
+    ("Softplus", SOFTPLUS_NUMPY, "vmap",
+     "under torch.func.vmap (and torch.func.grad), forward receives batched tensors"),
+    ("softsign", SOFTSIGN_IN_PLACE, "forward", "the custom op softsign returns its own input"),
+    ("softsign", SOFTSIGN_FAKE_ALIAS, "opcheck",
+     "softsign's fake (the function given to register_fake) returns its input itself"),
+]
+
+# More of what learners write, in the same spirit (a tutor's list), each with its cause.
+TANH_MODERN = TANH_CTX_AND_SETUP.replace("def forward(ctx, x)", "def forward(x)")
+ISSUE22 += [
+    ("Tanh", TANH_MODERN.replace(TANH_MODERN[TANH_MODERN.index("    @staticmethod\n    def jvp"):], ""),
+     "forward mode", "Tanh has no jvp staticmethod"),
+    ("Tanh", TANH_MODERN.replace("ctx.save_for_backward(output)", "ctx.save_for_backward(inputs)"),
+     "forward", "setup_context's inputs is the tuple of forward's arguments: unpack it"),
+    ("Tanh", TANH_MODERN.replace("        ctx.save_for_forward(output)\n", ""),
+     "forward mode", "holds only the tensors setup_context passed to ctx.save_for_forward"),
+    ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.sigmoid(x)").replace(
+        "    generate_vmap_rule = True\n", ""), "vmap", "set generate_vmap_rule = True"),
+    ("KillHead", KILLHEAD_ANY.format(forward="result = input.clone()\n        result[:, :n] = 0\n"
+                                             "        return result",
+                                     backward=KILLHEAD_RIGHT_BACKWARD).replace("        ctx.n = n\n", ""),
+     "gradient", "backward reads ctx.n, which forward never set"),
+    ("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.save_for_backward(result)\n"
+                               "        return result",
+                       backward="result, = ctx.saved_tensors\n        return grad_output * result.item()"),
+     "gradient", "turns a tensor of 9 entries into one number"),
+]
+
+CASES += ISSUE22
+
+# What the old sentences said for issue 22's attempts, each the wrong way: none may appear for any of them.
+MISLEADING = ("malformed vector-Jacobian product", "Make sure it returns plain float64 tensors",
+              "autograder/", "ran in float32", "backward ignores", "computes it itself",
+              "it returned a tensor there", "(if eps is not None", "With ctx of shape",
+              "is grad_output times 1",
+              "forward takes 2 input(s) (x)", "raised RuntimeError: expected Variable",
+              "raised RuntimeError: mat1 and mat2", "raised RuntimeError: Cannot access data pointer",
+              "fails: When comparing the output")
+
+# An instructor's own problem (docs/authoring.md): Swish, x * sigmoid(x), twice differentiable. Its wrong
+# Function saves sigmoid(x) computed in forward: an intermediate without history, so the second derivatives
+# through it are missing (not zero: x, also saved, still has its history).
+SWISH = '''
+class Swish(Function):
+    @staticmethod
+    def forward(ctx, x):
+        s = torch.sigmoid(x)
+        ctx.save_for_backward(x, s)
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, s = ctx.saved_tensors
+        return grad_output * (s + x * s * (1 - s))
+'''
+SWISH_RIGHT = SWISH.replace("        x, s = ctx.saved_tensors\n",
+                            "        x, _ = ctx.saved_tensors\n        s = torch.sigmoid(x)\n")

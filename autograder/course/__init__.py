@@ -12,6 +12,7 @@ import importlib
 _PUBLIC = {
     "Case": "autograder.course.problems",
     "Problem": "autograder.course.problems",
+    "Mistake": "autograder.course.problems",
     "TensorSpec": "autograder.course.problems",
     "Assignment": "autograder.course.assignments",
     "add_assignment": "autograder.course.assignments.registry",
@@ -20,7 +21,8 @@ _PUBLIC = {
     "find_assignment": "autograder.course.assignments.registry",
 }
 __all__ = [
-    "Assignment", "Case", "Problem", "TensorSpec", "add_assignment", "add_problem", "find_assignment", "hide",
+    "Assignment", "Case", "Mistake", "Problem", "TensorSpec", "add_assignment", "add_problem",
+    "find_assignment", "hide",
 ]
 
 

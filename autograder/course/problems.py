@@ -111,6 +111,15 @@ class Term:
     value: Callable[..., torch.Tensor]
 
 
+@dataclass(frozen=True)
+class Mistake:
+    """A wrong forward learners write, as a function of the same arguments as the reference, and its
+    cause in one sentence: an output equal to `forward`'s is told with `text` (see Problem.mistakes)."""
+
+    text: str
+    forward: Callable[..., torch.Tensor]
+
+
 @dataclass(frozen=True, eq=False)  # hashed by identity: one object per problem
 class Problem:
     """A graded Function. `kind` is "function" (a torch.autograd.Function subclass, called through
@@ -123,7 +132,8 @@ class Problem:
     backward must call (Cube: CubeBackward); `all_outputs`, a Function whose every output backward must
     differentiate (Sinh's extra outputs). What the grader knows of the mathematics, to name a mistake's cause:
     `elementwise` (output entry i depends on input entry i only), `derivative` (in words), `terms` (the
-    derivative as a sum of named terms, so that a missing term or one of the wrong sign is named)."""
+    derivative as a sum of named terms, so that a missing term or one of the wrong sign is named), `mistakes`
+    (wrong forwards learners write, so that an output equal to one is told by its cause)."""
 
     name: str
     summary: str
@@ -146,6 +156,7 @@ class Problem:
     elementwise: bool = False
     derivative: str = ""
     terms: tuple[Term, ...] = ()
+    mistakes: tuple[Mistake, ...] = ()  # wrong forwards learners write, each named when an output is its
     # Authoring (docs/authoring.md): (rtol, atol) against the reference (forward, gradient; default
     # projections.RTOL/ATOL), and against finite differences (gradcheck, gradgradcheck; default torch's);
     # checks left out (e.g. "gradcheck" for a straight-through estimator); a sentence of the

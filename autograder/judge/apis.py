@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from autograder.judge.causes import error_cause
 from autograder.judge.diagnose import explain
+from autograder.judge.errors import error_cause, opcheck_cause
 from autograder.judge.findings import Finding, fail, jacobian_panels
 from autograder.judge.reference import encoded_once
 from autograder.judge.untrusted import float64, matrices
@@ -74,6 +74,8 @@ def _explain_extra(view: Judging, check: str, result: dict, case):
     failed = {k: v for k, v in report.items() if v != "SUCCESS"}
     if failed:
         first = next(iter(failed))
-        return (f"torch.library.opcheck's {first} fails: {failed[first].splitlines()[0][:300]}",
+        said = opcheck_cause(first, failed[first], view, case) or \
+            f"torch.library.opcheck's {first} fails: {failed[first].splitlines()[0][:300]}"
+        return (said,
                 "\n\n".join(f"{k}: {v}" for k, v in report.items()), [])
     return None

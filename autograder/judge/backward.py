@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from autograder.judge.causes import error_cause, gradient_cause
-from autograder.judge.findings import Finding, fail, graph_figures, jacobian_panels, note, shaped_panels
+from autograder.judge.causes import gradient_cause
+from autograder.judge.diagnose import float32_rounding
+from autograder.judge.errors import error_cause
+from autograder.judge.findings import Finding, fail, jacobian_panels, note, shaped_panels
 from autograder.judge.reference import reference_vjps
 from autograder.judge.untrusted import lists, matrices
 from autograder.measure import projections
@@ -57,7 +59,8 @@ def judge_gradient(view: Judging) -> Finding | None:
         ref_vjps = reference_vjps(view.problem, view.seed, case.index)
         if all(projections.all_close(a, b) for a, b in zip(vjps, ref_vjps)):
             continue
-        if all(projections.all_close(a, b, GRADCHECK_RTOL, GRADCHECK_ATOL) for a, b in zip(vjps, ref_vjps)):
+        if all(projections.all_close(a, b, GRADCHECK_RTOL, GRADCHECK_ATOL) and float32_rounding(a, b)
+               for a, b in zip(vjps, ref_vjps)):
             said = said or note("backward's gradients agree with the right ones to about 7 digits only: part "
                                 "of backward ran in float32. That is within gradcheck's tolerance.")
             continue
@@ -65,7 +68,11 @@ def judge_gradient(view: Judging) -> Finding | None:
         if "jacobian" in case.measured:
             jacobians = (matrices(case.measured["jacobian"], case.sizes, case.rows),
                          matrices(case.ref["jacobian"], case.sizes, case.rows))
-        text, k = gradient_cause(view, case, vjps[0], ref_vjps[0], vjps[1], ref_vjps[1], jacobians)
+        text, k = _saved_input_changed(case) or gradient_cause(view, case, vjps[0], ref_vjps[0], vjps[1],
+                                                                ref_vjps[1], jacobians)
+        if "forward" in view.failed and "forward" not in text:
+            text += (" Your forward's output is wrong too (see forward): fix forward first, and this may "
+                     "come right.")
         name = case.tensor_names[k]
         figures = [shaped_panels(f"grad_{name} for a random {view.grad_output}: yours, the right one and the "
                                  f"difference", case.shapes[k], name,
@@ -78,8 +85,26 @@ def judge_gradient(view: Judging) -> Finding | None:
                                                f"backward), the right one and the difference", name,
                                                "the output",
                                                jac[k], ref_jac[k], ("yours", "right")))
-        return fail(case.where + text, figures=figures + graph_figures(view))
+        return fail(case.where + text, figures=figures)  # a graph shows nothing of a first derivative
     return said
+
+
+def _saved_input_changed(case) -> tuple[str, int] | None:
+    """An input forward saved and then changed in place (input.clamp_(min=0) after
+    ctx.save_for_backward(input)): backward reads the changed values, so the fault is forward's."""
+    changed = set(case.measured.get("inputs_changed") or []) - set(case.measured.get("dirty") or [])
+    saved = {t.get("index") for t in case.measured.get("saved") or [] if t.get("kind") == "input"}
+    for k in sorted(k for k in changed & saved if isinstance(k, int) and k < len(case.names)):
+        name = case.names[k]
+        if name not in case.tensor_names:
+            continue
+        said = (f"forward saves {name} with ctx.save_for_backward and then changes it in place (a method "
+                f"ending in _, such as {name}.clamp_(...), or {name}[...] = ..., or +=), so backward reads "
+                f"the changed values from ctx.saved_tensors, not the {name} forward was called with: "
+                f"backward may be right, the fault is forward's. Compute the output as a new tensor (the "
+                f"same operation without the trailing _, or on {name}.clone()).")
+        return said, case.tensor_names.index(name)
+    return None
 
 
 def judge_needs_input_grad(view: Judging) -> Finding | None:

@@ -10,12 +10,11 @@ Everything here runs in the trusted process, on float64 tensors rebuilt from pla
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 import torch
 
-from autograder.judge.diagnose import RTOL, close, explain, explain_error, explain_swap
+from autograder.judge.diagnose import RTOL, close, explain, explain_swap
 from autograder.judge.untrusted import float64
 from autograder.measure.encoding import decode_args, differentiable
 
@@ -23,111 +22,9 @@ if TYPE_CHECKING:
     from autograder.judge.judging import CaseView, Judging
 
 
-# -- errors -------------------------------------------------------------------------------------------
-
-def _forward_called(error: dict) -> str | None:
-    """The Function whose forward the learner's code calls directly (`CubeBackward.forward(...)`)."""
-    for frame in error.get("frames") or []:
-        match = re.search(r"\b([A-Za-z_]\w*)\.forward\(", str(frame.get("code", "")))
-        if match:
-            return match[1]
-    return None
-
-
-def error_cause(error: dict, view: Judging, case: CaseView) -> tuple[str, str]:
-    """The sentence for an exception raised by student code, and the traceback to show with it (the
-    learner's frames only; nothing for a body not written yet)."""
-    message, kind = str(error.get("message", "")), str(error.get("type", ""))
-    details = str(error.get("traceback", "")) if kind != "NotImplementedError" else ""
-    g = view.grad_output
-    called = _forward_called(error)
-    if called:
-        details = details.replace(" Use tensor.detach().numpy() instead.", "")
-        return (f"backward calls {called}.forward(...) directly: call {called}.apply(...) instead. Called by "
-                f"hand, forward runs as a plain function: autograd records no {called} node (so its backward "
-                f"is never used) and grad mode stays on inside it. ({kind}: {_first_line(message)})"), details
-    if "Can't call numpy() on Tensor that requires grad" in message:
-        details = details.replace("Use tensor.detach().numpy() instead.", "(PyTorch's hint, tensor.detach()"
-                                  ".numpy(), would silence this error and zero the second derivatives.)")
-        also = ""
-        if view.problem.companion:
-            also = (f" Where the computation must leave PyTorch, put it in {view.problem.companion}.forward "
-                    f"and call {view.problem.companion}.apply.")
-        return (f"{error.get('where', 'backward')} calls .numpy() on a tensor that requires grad. That "
-                f"happens when backward itself is differentiated (create_graph=True, as gradgradcheck does): "
-                f"autograd then records backward, and it cannot record NumPy. PyTorch's hint, "
-                f"tensor.detach().numpy(), only silences the error: the second derivatives then come out as "
-                f"zero. Write backward with torch operations (torch.exp instead of np.exp).{also}"), details
-    if re.search(r"expected np\.ndarray \(got numpy\.\w+\)", message):
-        return ("torch.from_numpy was given a NumPy number, not an array: NumPy returns a plain number (such "
-                "as numpy.float64) for a 0-dimensional input. Compute with torch operations instead "
-                "(torch.exp(x)), which work for every shape and keep autograd's history."), details
-    match = re.search(r"returned an incorrect number of gradients \(expected (\d+), got (\d+)\)", message)
-    if match:
-        return _count_cause(view, case, int(match[1]), int(match[2])), details
-    match = re.search(r"returned a gradient different than None at position (\d+)", message)
-    if match:
-        k = int(match[1]) - 1
-        name = case.names[k] if k < len(case.names) else f"argument {k + 1}"
-        value = case.encoded[k] if k < len(case.encoded) else None
-        return (f"backward returned a gradient for {name} (= {value!r}), which is not a tensor: there is "
-                f"nothing to differentiate there, so return None in its place."), details
-    match = re.search(r"returned an invalid gradient at index (\d+) - got \[([\d, ]*)\] but expected shape "
-                      r"compatible with \[([\d, ]*)\]", message)
-    if match:
-        k = int(match[1])
-        name = case.names[k] if k < len(case.names) else f"argument {k + 1}"
-        got, want = match[2].split(", "), match[3].split(", ")
-        how = ": it looks transposed." if got[::-1] == want and got != want else \
-            f": each gradient must have the shape of its input ({name}.shape)."
-        return (f"backward returned a gradient of shape [{match[2]}] for {name}, whose shape is "
-                f"[{match[3]}]{how}"), details
-    if kind == "IndexError" and any("needs_input_grad[" in str(f.get("code", ""))
-                                    for f in error.get("frames") or []):
-        return ("ctx.needs_input_grad has one entry per argument given to apply, so when an optional "
-                "argument is left out it is shorter, and reading the flag of that argument fails "
-                "(IndexError). Test the argument first (if bias is not None and "
-                "ctx.needs_input_grad[2]).").replace("bias", _optional_name(view)), details
-    if "element 0 of tensors does not require grad and does not have a grad_fn" in message:
-        return ("backward's result has no autograd history: it was computed with values autograd cannot "
-                "follow (torch.no_grad(), .detach(), .item(), NumPy, or a new tensor built from "
-                "numbers)."), details
-    if "modified by an inplace operation" in message:
-        return (f"a tensor saved for backward was changed in place after it was saved, so autograd refuses "
-                f"to use it: change a copy (x = x * 2, or x.clone()), and never change the inputs, the saved "
-                f"tensors or {g} in place."), details
-    return explain_error(error), details
-
-
-def _optional_name(view: Judging) -> str:
-    optional = (view.data.get("names") or {}).get("optional") or []
-    return next((n for n in optional if isinstance(n, str) and n.isidentifier()), "bias")
-
-
-def _first_line(message: str) -> str:
-    """The message's first line, without advice of PyTorch's that is wrong for a learner here."""
-    lines = message.strip().splitlines()
-    line = lines[0][:200] if lines else ""
-    return line.replace(" Use tensor.detach().numpy() instead.", "")
-
-
-def _count_cause(view: Judging, case: CaseView, expected: int, got: int) -> str:
-    name = view.lookup
-    given = case.names[:expected]
-    optional = (view.data.get("names") or {}).get("optional") or []
-    omitted = [n for n in view.names[expected:] if n in optional]
-    if got > expected and omitted:
-        return (f"{name}.apply was called without {' and '.join(omitted)} here, so backward must return "
-                f"{expected} values (for {', '.join(given)}), or None in the place of "
-                f"{' and '.join(omitted)}: it returned a tensor there. Compute that gradient only when "
-                f"{omitted[0]} was given (if {omitted[0]} is not None ...).")
-    return (f"backward returned {got} value(s) but forward takes {expected} input(s) ({', '.join(given)}): "
-            f"return one value per input, in order, with None for the inputs that are not tensors.")
-
-
 # -- values that are not finite -----------------------------------------------------------------------
 
-def not_finite(what: str, values: torch.Tensor, case: CaseView) -> str | None:
+def not_finite(what: str, values: torch.Tensor, case: CaseView, derivative: str = "") -> str | None:
     """Where a result is inf or NaN, told by the input values there (an elementwise function), and why
     when an input is large: exp overflows in float64 above about 709."""
     values = values.reshape(-1)
@@ -141,6 +38,12 @@ def not_finite(what: str, values: torch.Tensor, case: CaseView) -> str | None:
         at = inputs[0].reshape(-1)[bad]
         where = f" where {case.tensor_names[0]} is {', '.join(f'{x:g}' for x in at.tolist()[:4])}"
         large = [at] if float(at.abs().max()) > 700 else []
+    zero = _zero_inputs(case, values.numel(), bad)
+    if len(inputs) > 1 and zero and bool((bad <= zero[1]).all()):
+        said = (f"{what} contains NaN or infinity ({kinds} where {zero[0]} is 0): a division by an input "
+                f"that is 0 there (as |uv| / u) gives that. Write the derivative without dividing by an "
+                f"input" + (f": the derivative is {derivative}." if derivative else "."))
+        return said
     said = f"{what} contains NaN or infinity ({kinds}{where})"
     if large:
         said += (": exp overflows to inf in float64 once its argument passes about 709, and inf / inf or "
@@ -148,6 +51,36 @@ def not_finite(what: str, values: torch.Tensor, case: CaseView) -> str | None:
                  "number (subtract the largest value first, or use an identity such as "
                  "log(1 + exp(x)) = x + log(1 + exp(-x)))")
     return said + "."
+
+
+def _zero_inputs(case: CaseView, size: int,
+                 at: torch.Tensor | None = None) -> tuple[str, torch.Tensor] | None:
+    """Where an input of an elementwise function is exactly 0 (a kink of |uv|, ReLU...): the names of the
+    inputs that are 0 at some entry of `at` (anywhere, without it), and the mask of their zeros."""
+    flat = [(n, x.reshape(-1)) for n, x in zip(case.tensor_names, case.inputs) if x.numel() == size]
+    zeros = [(n, x == 0) for n, x in flat if bool(((x == 0) & (True if at is None else at)).any())]
+    covering = [(n, z) for n, z in zeros if at is not None and bool((at <= z).all())]
+    zeros = covering[:1] or zeros  # one input that is 0 wherever it goes wrong is the one to name
+    if not zeros:
+        return None
+    mask = torch.zeros(size, dtype=torch.bool)
+    for _, z in zeros:
+        mask |= z
+    return " or ".join(n for n, _ in zeros), mask
+
+
+def _at_kinks(view: Judging, case: CaseView, ds: torch.Tensor, dr: torch.Tensor, what: str) -> str | None:
+    """A derivative wrong only where an input is exactly 0, where the exercise states the value (what
+    sign gives, 0): a comparison (>= 0, > 0) picks one side there."""
+    wrong = ~torch.isclose(ds, dr, rtol=RTOL, atol=1e-10)
+    zero = _zero_inputs(case, ds.numel(), wrong)
+    if zero is None or not bool(wrong.any()) or not bool((wrong <= zero[1]).all()):
+        return None
+    value = "0" if bool((dr[wrong] == 0).all()) else "the reference's value"
+    return (f"{what} is wrong only where {zero[0]} is exactly 0 ({int(wrong.sum())} of the {ds.numel()} "
+            f"entries), where the derivative does not exist and the exercise asks for {value}, what sign "
+            f"gives at 0. A comparison such as >= 0 or > 0 picks one side there: build the sign with "
+            f"torch.sign, which is 0 at 0{_bracket(view)}.")
 
 
 # -- first derivatives --------------------------------------------------------------------------------
@@ -169,7 +102,7 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
         return swapped, 0
     s2, r2 = [float64(x) for x in mine2], [float64(x) for x in right2]
     k = next((k for k in range(len(s)) if not _close(s[k], r[k])), 0)
-    said = not_finite(f"The gradient with respect to {names[k]}", s[k], case)
+    said = not_finite(f"The gradient with respect to {names[k]}", s[k], case, view.problem.derivative)
     if said:
         return said, k
     if _close(s[k], s2[k]) and not _close(r[k], r2[k]):
@@ -217,6 +150,9 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
     zs, zr = ds.abs() <= tiny, dr.abs() <= tiny
     if bool((ds.abs().max() == 0) and (dr.abs().max() > 0)):
         return None  # zero everywhere: diagnose says it in its own words
+    said = _at_kinks(view, case, ds, dr, what)
+    if said:
+        return said
     if bool(zr.any()) and bool((~zr).any()) and bool((zs != zr).all()):
         return (f"{what} flows exactly where it should be zero and is zero where it should flow: the "
                 f"condition that chooses the entries is inverted (for example {name} < 0 where {name} > 0 is "
@@ -315,6 +251,28 @@ def second_cause(view: Judging, case: CaseView, analytical: torch.Tensor, numeri
         said = said.replace("the right one", "finite differences of backward")
         said = said.replace(" (as the 2 in d(x²)/dx = 2x)", "")
     return said or f"{about} differs from finite differences of backward.", j
+
+
+def _ordinal(k: int) -> str:
+    return {1: "1st", 2: "2nd", 3: "3rd"}.get(k, f"{k}th")
+
+
+def partial_cause(view: Judging) -> str | None:
+    """Why second derivatives differ (without being zero) when forward kept a tensor it computed: that
+    tensor has no autograd history, so the second derivatives through it are missing."""
+    first = view.cases[0].measured if view.cases else {}
+    kept = [t for t in (first.get("ctx_tensors") or []) if t.get("kind") == "intermediate"]
+    saved = [k for k, t in enumerate(first.get("saved") or []) if t.get("kind") == "intermediate"]
+    if not kept and not saved:
+        return None
+    where = (", ".join(f"ctx.{t.get('attr')}" for t in kept) if kept else
+             "the " + " and ".join(_ordinal(k + 1) for k in saved) + " tensor passed to save_for_backward")
+    name = view.names[0] if view.names else "x"
+    return (f"backward computes with {where}, a tensor forward computed (such as torch.sigmoid({name})): an "
+            f"intermediate result has no autograd history, so autograd's second derivatives miss how it "
+            f"changes with {name} (only the paths through saved inputs are there), and they differ from "
+            f"finite differences of backward. Recompute it in backward from the saved input, or return it "
+            f"as an extra output of forward (an output's history is forward's node).")
 
 
 def blind_cause(view: Judging, has_history: bool) -> str:

@@ -22,6 +22,25 @@ def close(a: torch.Tensor, b: torch.Tensor, rtol: float | None = None, atol: flo
     return a.shape == b.shape and bool(torch.isclose(a, b, rtol=rtol, atol=atol).all())
 
 
+def float32_rounding(actual, expected) -> bool:
+    """Whether a difference from the right values is float32's doing, as far as numbers can tell: every
+    value is one float32 can hold (a result computed in float32, then converted), or the difference is
+    within float32's rounding (about 6e-8 of the largest value, so 1e-6 leaves room for a sum of a few
+    terms). A formula that is slightly off (eps outside a square root) differs by more, in float64."""
+    a, e = _flat(actual), _flat(expected)
+    if a.shape != e.shape or not a.numel() or not bool(torch.isfinite(a).all()):
+        return False
+    exact = bool((a.float().double() == a).all()) and not bool((e.float().double() == e).all())
+    return exact or float((a - e).abs().max()) <= 1e-6 * float(e.abs().max())
+
+
+def _flat(values) -> torch.Tensor:
+    """Numbers, or lists of them of any lengths (one per input), as one float64 vector."""
+    if isinstance(values, (list, tuple)) and values and isinstance(values[0], (list, tuple)):
+        return torch.cat([_flat(v) for v in values]) if values else torch.zeros(0, dtype=torch.float64)
+    return torch.as_tensor(values, dtype=torch.float64).reshape(-1)
+
+
 def _columns_wrong(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float) -> torch.Tensor:
     return (~torch.isclose(actual, expected, rtol=rtol, atol=atol)).any(dim=0)
 
@@ -81,7 +100,7 @@ def explain(actual: torch.Tensor, expected: torch.Tensor, shape: tuple[int, ...]
     if actual.dim() == 2 and actual.shape[0] > 1 and close(actual, expected.flip(0), rtol, atol):
         return (f"{what} is the right one for grad_output read in reverse order (its entries flipped): one "
                 f"flip too many or too few, as when a convolution stands where a cross-correlation belongs.")
-    if close(actual, expected, rtol=1e-3, atol=1e-5):
+    if close(actual, expected, rtol=1e-3, atol=1e-5) and float32_rounding(actual, expected):
         return (f"{what} agrees with the right one to only about 4 to 7 digits: part of the computation "
                 f"ran in float32 (torch.float32 tensors, .float(), or NumPy's float32) instead of float64.")
     located = _where(_columns_wrong(actual, expected, rtol, atol), shape, name)

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import torch
+
 from autograder.judge.causes import not_finite
-from autograder.judge.diagnose import explain
+from autograder.judge.diagnose import explain, float32_rounding
 from autograder.judge.findings import Finding, fail, note, shaped_panels
 from autograder.judge.untrusted import float64, lists
 from autograder.measure import projections
+from autograder.measure.encoding import decode_args
 from autograder.measure.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
 
 if TYPE_CHECKING:
@@ -30,16 +33,21 @@ def judge_forward(view: Judging) -> Finding | None:
     for case in view.cases:
         out, ref = case.measured["output"], case.ref["output"]
         if out.get("shape") != ref["shape"]:
+            how = _reduced_over(case, out.get("shape"), ref["shape"])
             return fail(case.where + f"forward returned shape {out.get('shape')} but the right output has "
-                                     f"shape {ref['shape']}.")
+                                     f"shape {ref['shape']}{how}.")
         if out.get("dtype") != "torch.float64":
             return fail(case.where + f"forward returned {out.get('dtype')} for float64 inputs: keep the "
                                      f"input's dtype (no .float(), no new float32 tensors).")
         (mine,) = lists([out["values"]], [len(ref["values"])])
         if projections.all_close(mine, ref["values"]):
             continue
+        mistake = _known_mistake(view, case, mine)
+        if mistake:
+            return fail(case.where + f"The output is what forward gives when {mistake}")
         shape = tuple(ref["shape"])
-        if projections.all_close(mine, ref["values"], GRADCHECK_RTOL, GRADCHECK_ATOL):
+        if projections.all_close(mine, ref["values"], GRADCHECK_RTOL, GRADCHECK_ATOL) \
+                and float32_rounding(mine, ref["values"]):
             said = said or note("forward's output agrees with the right one to about 7 digits only: part of "
                                 "it ran in float32 (.float(), or a NumPy float32 array). It is within "
                                 "gradcheck's tolerance, but finite differences of a float32 forward are too "
@@ -55,6 +63,36 @@ def judge_forward(view: Judging) -> Finding | None:
                                                               [("yours", mine), ("right", ref["values"])],
                                                               "the output")])
     return said
+
+
+def _reduced_over(case, shape, right) -> str:
+    """Which dimension a reduction took instead of the right one, when the shapes tell."""
+    if not case.shapes or not isinstance(shape, list):
+        return ""
+    first = list(case.shapes[0])
+
+    def without(d: int) -> list[int]:
+        return first[:d] + first[d + 1:]
+
+    took = [d for d in range(len(first)) if without(d) == shape]
+    meant = [d for d in range(len(first)) if without(d) == right]
+    if len(took) == 1 and meant and took[0] not in meant:
+        return (f": it looks reduced over dimension {took[0]} of {case.tensor_names[0]} where the exercise "
+                f"reduces over dimension {meant[-1]} (dim=-1, the last)" if meant[-1] == len(first) - 1 else
+                f": it looks reduced over dimension {took[0]} of {case.tensor_names[0]} instead of "
+                f"{meant[-1]}")
+    return ""
+
+
+def _known_mistake(view: Judging, case, mine: list[float]) -> str | None:
+    """The cause of a wrong output that is one of the problem's known mistakes (eps outside the square
+    root), computed here on the case's inputs."""
+    for mistake in view.problem.mistakes:
+        with torch.no_grad():
+            value = mistake.forward(*decode_args(case.encoded), **case.kwargs)
+        if projections.all_close(mine, value.reshape(-1).tolist()):
+            return mistake.text
+    return None
 
 
 def judge_inputs_unchanged(view: Judging) -> Finding | None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from autograder.judge.causes import error_cause
-from autograder.judge.diagnose import explain
+from autograder.judge.diagnose import explain, float32_rounding
+from autograder.judge.errors import error_cause
 from autograder.judge.findings import Finding, fail, shaped_panels, torch_words
 from autograder.judge.untrusted import float64, lists, matrices
 from autograder.measure import projections
@@ -78,7 +78,8 @@ def _forward_right(case) -> bool:
 def _float32_forward(case) -> bool:
     mine, right = case.measured["output"]["values"], case.ref["output"]["values"]
     return not projections.all_close(mine, right) \
-        and projections.all_close(mine, right, GRADCHECK_RTOL, GRADCHECK_ATOL)
+        and projections.all_close(mine, right, GRADCHECK_RTOL, GRADCHECK_ATOL) \
+        and float32_rounding(mine, right)
 
 
 def _judge_extra_outputs(view: Judging, case) -> Finding | None:
@@ -92,6 +93,15 @@ def _judge_extra_outputs(view: Judging, case) -> Finding | None:
             text, details = error_cause(entry["error"], view, case)
             return fail(case.where + f"with a gradient on output {j} of {view.problem.all_outputs}: " + text,
                         details)
+        if entry.get("has_grad_fn") is False:
+            function = view.problem.all_outputs
+            return fail(case.where + f"output {j} of {function}.forward has no grad_fn: forward marks it "
+                                     f"with ctx.mark_non_differentiable, so autograd never sends a gradient "
+                                     f"through it ({param} is always zero in backward) although it depends "
+                                     f"on the input. gradcheck tests every output, and the term of {param} "
+                                     f"is what carries the second derivatives: remove the "
+                                     f"ctx.mark_non_differentiable line (it is for outputs such as indices, "
+                                     f"that have no derivative).")
         size = len(entry.get("fd") or [])
         d = projections.directions(view.seed, 1000 * (case.index + 1) + j, size, tuple(case.sizes))
         (vjp,) = [lists(entry.get("vjp"), case.sizes)]

@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from autograder.course.problems import FixedTensor, Problem, TensorSpec
-from autograder.judge.causes import error_cause
+from autograder.judge.errors import error_cause
 from autograder.judge.reference import encoded_once, input_names
 from autograder.judge.untrusted import float64, lists
 from autograder.measure import projections
@@ -98,6 +98,8 @@ class Judging:
         names = ((self.data.get("names") or {}).get("forward") if isinstance(self.data.get("names"), dict)
                  else None)
         count = max(len(c.args) for c in self.problem.cases)
+        if isinstance(names, list) and names[:1] == ["ctx"] and "setup_context" in self.data["names"]:
+            names = names[1:]  # forward(ctx, x) beside setup_context: a mistake told as such
         if isinstance(names, list) and len(names) >= count and all(_identifier(n) for n in names[:count]):
             return list(names[:count])
         return fallback
@@ -168,6 +170,11 @@ class Judging:
                            short=f"{name} returns a {out.get('type')}, not a Tensor")
         if part == "forward":
             return None
+        shape, right = out.get("shape"), case.ref["output"]["shape"]
+        if shape != right:
+            return Blocked("forward", case.where + f"forward returned shape {shape} but the right output has "
+                                                   f"shape {right}.",
+                           short=f"forward returns shape {shape} instead of {right}")
         if "backward_error" in m:
             said, details = error_cause(m["backward_error"], self, case)
             owner = "backward returns" if _validation_error(m["backward_error"]) else "gradient"
@@ -187,4 +194,4 @@ def _validation_error(error: dict) -> bool:
     """Autograd refused what backward returned (a count, a gradient for a non-tensor, a shape)."""
     message = str(error.get("message", ""))
     return any(p in message for p in ("incorrect number of gradients", "different than None at position",
-                                      "invalid gradient at index"))
+                                      "invalid gradient at index", "expected Variable or None"))

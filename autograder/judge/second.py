@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from autograder.judge.causes import blind_cause, error_cause, second_cause
+from autograder.judge.causes import blind_cause, partial_cause, second_cause
+from autograder.judge.diagnose import float32_rounding
+from autograder.judge.errors import error_cause
 from autograder.judge.findings import Figure, Finding, fail, graph_figures, shaped_panels, torch_words
 from autograder.judge.reference import reference_vjps
 from autograder.judge.untrusted import float64, lists
@@ -33,7 +35,9 @@ def judge_gradgradcheck(view: Judging) -> Finding | None:
         second = dict(second, hvp=lists(second["hvp"], inputs + [len(d.v)]),
                       fd_x=lists(second["fd_x"], inputs), fd_v=lists(second["fd_v"], inputs))
         if not second.get("has_history") or projections.blind(second, d):
-            return fail(case.where + blind_cause(view, bool(second.get("has_history"))), says,
+            also = (" The cause is told under companion used, with the graph."
+                    if "companion used" in view.failed else "")
+            return fail(case.where + blind_cause(view, bool(second.get("has_history"))) + also, says,
                         graph_figures(view))
         said, figures = None, []
         if "analytical" in second and "numerical" in second:
@@ -51,6 +55,7 @@ def judge_gradgradcheck(view: Judging) -> Finding | None:
                         f"{numerical_wu:.6g}.")
                 break
         if said:
+            said = partial_cause(view) or said
             if _float32_backward(view, case):
                 said += (" Your backward computes in float32 (see the note under gradient), and finite "
                          "differences of a float32 backward are too rough: compute in float64.")
@@ -61,7 +66,8 @@ def judge_gradgradcheck(view: Judging) -> Finding | None:
 def _float32_backward(view: Judging, case) -> bool:
     vjps, right = case.vjps(), reference_vjps(view.problem, view.seed, case.index)
     return not all(projections.all_close(a, b) for a, b in zip(vjps, right)) \
-        and all(projections.all_close(a, b, GRADCHECK_RTOL, GRADCHECK_ATOL) for a, b in zip(vjps, right))
+        and all(projections.all_close(a, b, GRADCHECK_RTOL, GRADCHECK_ATOL) and float32_rounding(a, b)
+                for a, b in zip(vjps, right))
 
 
 def _second_panels(view: Judging, case, analytical: torch.Tensor, numerical: torch.Tensor, j: int) -> Figure:
@@ -89,6 +95,19 @@ def judge_companion(view: Judging) -> Finding | None:
     if "error" in measured:
         text, details = error_cause(measured["error"], view, view.cases[0])
         return fail(f"{name}'s gradient could not be built with create_graph=True: {text}", details)
+    calls = [c for c in measured.get("calls") or [] if isinstance(c, list)]
+    if not measured.get("uses") and calls:
+        names = view.learner("companion", [])
+        kinds = calls[0]
+        detached = [names[k] if k < len(names) else f"argument {k + 1}" for k, kind in enumerate(kinds)
+                    if kind == "detached"]
+        how = (f"with {' and '.join(f'{n}.detach()' for n in detached)}, a copy without autograd history"
+               if detached else "with tensors none of which requires grad")
+        return fail(f"{name}.backward calls {companion}.apply, but {how}: autograd records a {companion} "
+                    f"node only when an argument of apply requires grad, so the gradient has no "
+                    f"{companion} node and {companion}.backward never gives the second derivatives. Pass "
+                    f"the tensors themselves, as ctx.saved_tensors gives them (no .detach(), no "
+                    f"torch.no_grad()).", figures=graph_figures(view))
     if not measured.get("uses"):
         functions = [f for f in measured.get("functions") or [] if isinstance(f, str)]
         found = f" (the Functions it goes through: {', '.join(functions)})" if functions else ""

@@ -12,7 +12,6 @@ and the others point there).
 
 from __future__ import annotations
 
-import traceback
 from dataclasses import dataclass, field
 
 from autograder.course.checks import BY_NAME
@@ -86,9 +85,11 @@ def judge(problem: Problem, data: dict, seed: int = 0) -> list[CheckResult]:
         with projections.tolerances(problem.rtol_atol, problem.gradcheck_rtol_atol):
             _judge(problem, data, reference_data(problem, seed), seed, verdicts, passed_details)
     except (ValueError, TypeError, KeyError, IndexError, RuntimeError, AttributeError) as error:
-        verdicts.fail_all(f"The grader could not read what {problem.lookup} produced ({error}); it is "
-                          f"treated as wrong. Make sure it returns plain float64 tensors.",
-                          traceback.format_exc())
+        # Only measurements that are not what a Function can produce get here (the causes of malformed
+        # results, a wrong shape or count, are told by the checks): no grader frame is shown.
+        verdicts.fail_all(f"The measurements of {problem.lookup} came back malformed ({error}), so they "
+                          f"are treated as wrong. A Function's mistakes are told by the checks; this one "
+                          f"is not (please show it to your instructor, with your code).")
     return verdicts.results(passed_details)
 
 
@@ -124,6 +125,7 @@ def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: V
     finished = data.get("parts", PARTS)
     shown: set[str] = set()  # tracebacks already shown: one per failure
     told: dict[str, str] = {}
+    drawn: set[str] = set()  # graphs already shown under an earlier check
     for name in problem.checks:
         check = BY_NAME[name]
         unmet = [r for r in check.requires if r in verdicts.failures]
@@ -143,11 +145,13 @@ def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: V
             verdicts.notes[name] = found.message
             continue
         details = found.details
+        figures = [f for f in found.figures if f.kind != "graphs" or repr(f.panels) not in drawn]
+        drawn.update(repr(f.panels) for f in figures if f.kind == "graphs")  # one graph drawn once
         if details and details in told and "Traceback" in details:
             details = f"(The traceback is shown under {told[details]}.)"
         elif details:
             told.setdefault(details, name)
-        verdicts.fail(name, found.message, details, found.figures)
+        verdicts.fail(name, found.message, details, figures)
 
 
 def _blocked_finding(view: Judging, check, shown: set[str]) -> Finding | None:

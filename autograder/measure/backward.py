@@ -113,6 +113,7 @@ def _extra_outputs(problem, function, encoded: list[Any], seed: int, index: int)
             args = decode_args(encoded)
             tensors = inputs_of(args)
             out = as_plain(_outputs_of_args(function, args)[j])
+            entry["has_grad_fn"] = out.grad_fn is not None  # False: marked non-differentiable
             entry["vjp"], _ = vector_jacobian(out, tensors, d.v)
 
             def values(enc: list[Any], j: int = j) -> list[float]:

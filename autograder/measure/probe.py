@@ -59,6 +59,8 @@ def learner_names(problem, obj: Any, namespace: dict) -> dict:
                            is not getattr(T.Function, "setup_context", None))
             names["forward"], names["optional"] = _parameters(getattr(obj, "forward", None),
                                                               0 if own_context else 1)
+            if own_context:  # forward(x) goes with it; forward(ctx, x) is a mistake the judge names
+                names["setup_context"], _ = _parameters(getattr(obj, "setup_context", None), 0)
         else:
             names["forward"], names["optional"] = _parameters(obj, 0)
         owner = obj if problem.kind == "function" else namespace.get(problem.all_outputs or "")
@@ -66,6 +68,9 @@ def learner_names(problem, obj: Any, namespace: dict) -> dict:
             names["backward"], _ = _parameters(getattr(owner, "backward", None), 1)
         if problem.all_outputs:
             names["outputs_backward"] = names.get("backward", [])
+        companion = namespace.get(problem.companion) if problem.companion else None
+        if companion is not None:
+            names["companion"], _ = _parameters(getattr(companion, "forward", None), 1)
     guard()
     return {k: [n[:40] for n in v[:12]] for k, v in names.items()}
 

@@ -2,10 +2,11 @@
 
 A judge's Figure (heat maps of matrices, or autograd graphs) becomes a Picture here: its panels (each
 matrix read as rows of floats, anything that is not a number NaN), one colour scale shared by the
-panels, one cell size, and the words that go with it (the colour key and the legend). Three backends
-only draw a Picture: svg.py for the HTML pages and check(), png.py for Gradescope's pictures, and
-markup.py for Gradescope's html, markdown or text around them. The colour map, the scale, the cell
-size and every legend are defined here and nowhere else.
+panels (a difference panel has its own, so that any difference shows), one cell size, and the words
+that go with it (the colour key and the legend). Three backends only draw a Picture: svg.py for the HTML
+pages and check(), png.py for Gradescope's pictures, and markup.py for Gradescope's html, markdown or
+text around them. The colour map, the scale, the cell size and every legend are defined here and
+nowhere else.
 
 A graph panel's data is left as the judge gave it (untrusted when it comes from a worker): the
 backends rebuild it with Graph.from_dict before drawing, as graphs.py requires.
@@ -30,8 +31,13 @@ MIN_CELL, MAX_CELL, SPAN = 8, 24, 360
 VALUE_CELL = (48, 22)  # a rectangle wide enough for the value printed in it (small tensors)
 
 DEFAULT_LEGEND = "Rows: entries of the output; columns: entries of the input."
-GRAPH_LEGEND = ("Green: the output; blue: leaf tensors; orange: tensors saved for backward; grey: the "
-                "operations autograd recorded.")  # torchviz's colours, as graphs.COLOURS draws them
+# every colour and line of graphs.COLOURS and graphs.EDGE_STYLES (torchviz's), said
+GRAPH_LEGEND = ("Light green: the tensors named (out, and the gradients grad_x...) as autograd recorded "
+                "them, with their shape; dark green, joined by a dotted line: the tensor a named one is a "
+                "view of; blue: leaf tensors (the inputs); orange: tensors saved for backward; grey: the "
+                "operations autograd recorded; white: a named tensor with no autograd history, drawn alone "
+                "(nothing links it to the inputs). An arrow runs from an operation's input to the "
+                "operation; a line without an arrow ties a saved tensor to the operation that saved it.")
 
 
 def colour(value: float, scale: float) -> RGB:
@@ -84,10 +90,13 @@ def rows_of(matrix: Any) -> list[list[float]]:
     return [[number(v) for v in row] if isinstance(row, list) else [number(row)] for row in matrix]
 
 
+def _largest(matrix: list[list[float]]) -> float:
+    return max((abs(v) for row in matrix for v in row if math.isfinite(v)), default=0.0)
+
+
 def scale_of(matrices: list[list[list[float]]]) -> float:
     """Full colour at the largest finite magnitude of all panels together (1 when all are 0)."""
-    finite = [abs(v) for m in matrices for row in m for v in row if math.isfinite(v)]
-    return max(finite, default=0.0) or 1.0
+    return max((_largest(m) for m in matrices), default=0.0) or 1.0
 
 
 def cell_size(rows: int, cols: int, values: bool = False) -> tuple[int, int]:
@@ -107,6 +116,13 @@ def colour_key(scale: float) -> str:
 class Panel:
     caption: str
     data: Any  # a heat map: rows of floats; a graph: the judge's Graph data (untrusted)
+    scale: float = 0.0  # its own colour scale (a difference panel), or 0: the picture's
+
+
+def is_difference(caption: str) -> bool:
+    """A panel of differences (yours minus the right one): drawn on its own scale, so that a difference
+    of 1e-5 beside values of 1 is as visible as one of 1."""
+    return caption.startswith("difference")
 
 
 @dataclass(frozen=True)
@@ -129,7 +145,14 @@ class Picture:
     @property
     def key(self) -> str:
         """What the colours mean, for heat maps ("" for graphs, whose legend says it)."""
-        return colour_key(self.scale) if self.heatmaps else ""
+        if not self.heatmaps:
+            return ""
+        own = [panel.scale for panel in self.panels if panel.scale]
+        return colour_key(self.scale) + (f" The difference has its own scale: full colour at ±{own[0]:.3g}."
+                                         if own else "")
+
+    def scale_for(self, panel: Panel) -> float:
+        return panel.scale or self.scale
 
     @property
     def note(self) -> str:
@@ -147,7 +170,13 @@ def picture(figure: Figure) -> Picture:
         panels = tuple(Panel(str(caption), data) for caption, data in figure.panels if data)
         return Picture(figure.kind, title, panels, GRAPH_LEGEND)
     panels = tuple(Panel(str(caption), rows_of(matrix)) for caption, matrix in figure.panels)
+    values = [p for p in panels if not is_difference(p.caption)]
+    scale = scale_of([p.data for p in values or panels])
+    # full colour at the largest difference, but never for rounding: below 1e-9 of the values (the
+    # tolerance against the reference) a difference stays pale
+    panels = tuple(Panel(p.caption, p.data, max(_largest(p.data), 1e-9 * scale))
+                   if values and is_difference(p.caption) else p for p in panels)
     rows = max((len(p.data) for p in panels), default=0)
     cols = max((len(row) for p in panels for row in p.data), default=0)
-    return Picture("heatmaps", title, panels, str(figure.legend or DEFAULT_LEGEND),
-                   scale_of([p.data for p in panels]), rows, cols, bool(figure.values))
+    return Picture("heatmaps", title, panels, str(figure.legend or DEFAULT_LEGEND), scale, rows, cols,
+                   bool(figure.values))

@@ -36,18 +36,19 @@ def heatmaps(p: Picture) -> str:
         parts.append(f'<text x="{x0}" y="12">{escape(panel.caption)}</text>')
         parts.append(f'<rect x="{x0}" y="{TITLE}" width="{p.cols * cw}" height="{p.rows * ch}" fill="none" '
                      f'stroke="{hex_colour(FRAME)}"/>')
+        scale = p.scale_for(panel)
         for i, row in enumerate(panel.data):
             for j, v in enumerate(row):
-                fill = colour(v, p.scale)
+                fill = colour(v, scale)
                 x, y = x0 + j * cw, TITLE + i * ch
                 if fill != WHITE:  # the background is white: no rectangle needed
                     parts.append(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" '
                                  f'fill="{hex_colour(fill)}">'
                                  f'<title>[{i}, {j}] = {v:.6g}</title></rect>')
                 if p.values:
-                    pen = "#fff" if ink(v, p.scale) == WHITE else "#000"
+                    pen = "#fff" if ink(v, scale) == WHITE else "#000"
                     parts.append(f'<text x="{x + cw / 2:g}" y="{y + ch / 2 + 4:g}" text-anchor="middle" '
-                                 f'font-size="10" fill="{pen}">{shown(v, p.scale)}</text>')
+                                 f'font-size="10" fill="{pen}">{shown(v, scale)}</text>')
         x0 += panel_width + GAP
     parts.append(f'<text x="0" y="{height - 20}" fill="#555">{escape(p.key)}</text>')
     parts.append(f'<text x="0" y="{height - 5}" fill="#555">{escape(p.legend)}</text></svg>')

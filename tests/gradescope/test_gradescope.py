@@ -253,8 +253,8 @@ def test_right_submission_gets_full_marks_hidden_tests_included(graded):
 
 @pytest.mark.slow
 def test_wrong_submission_is_explained_with_pictures(graded):
-    """Does a wrong submission get the diagnosis in each failed test, with the heat maps and graphs as
-    PNG data addresses (which Gradescope's sanitiser keeps) and no inline SVG (which it drops)?"""
+    """Does a wrong submission get the diagnosis in each failed test, with the heat maps as PNG data
+    addresses (which Gradescope's sanitiser keeps) and no inline SVG (which it drops)?"""
     document = results(graded, "wrong")
     tests = by_name(document)
     gradient = tests["KillHead: gradient"]
@@ -264,7 +264,7 @@ def test_wrong_submission_is_explained_with_pictures(graded):
     assert "2 times" in tests["LinearFunction: gradient"]["output"]
     assert "<svg" not in json.dumps(document)
     pictures = [part.split('"', 1)[0] for part in gradient["output"].split('src="data:image/png;base64,')[1:]]
-    assert len(pictures) == 5  # yours, reference, difference; your graph, the reference's
+    assert len(pictures) == 3  # yours, reference, difference (no graph under a first derivative)
     assert all(base64.b64decode(p).startswith(b"\x89PNG\r\n\x1a\n") for p in pictures)
     assert "<script" not in json.dumps(document) and "style=" not in json.dumps(document)
     assert "KillHead: 5/11, failed: gradient, gradcheck" in document["output"]

@@ -13,7 +13,17 @@ import pytest
 from autograder import check
 from autograder.course.assignments.registry import find_problem, load
 from tests.conftest import ROOT
-from tests.wrong_functions import CASES, HEADER, NEVER, RIGHT, RIGHT_GRADCHECK
+from tests.wrong_functions import (
+    CASES,
+    HEADER,
+    ISSUE22,
+    MISLEADING,
+    NEVER,
+    RIGHT,
+    RIGHT_GRADCHECK,
+    SWISH,
+    SWISH_RIGHT,
+)
 
 EXAMPLES = sorted((ROOT / "examples").glob("*/*.py"))
 
@@ -66,6 +76,41 @@ def test_cause_never_gives_wrong_advice(source, problem, words):
         assert words not in r.message + r.details, (r.check, r.message)
 
 
+@pytest.mark.parametrize(("problem", "source"), [c[:2] for c in ISSUE22],
+                         ids=[f"{c[0]}-{c[2]}-{c[3][:30]}" for c in ISSUE22])
+def test_no_sentence_points_the_wrong_way(problem, source):
+    """Issue 22's attempts: does no row repeat one of the sentences that once sent the learner the wrong
+    way (a grader's failure for a wrong shape, float32 with no float32 anywhere, backward blamed for
+    forward's in-place change, PyTorch's raw error without a sentence of ours...), and no grader frame?"""
+    report = run_check(problem, source)
+    for r in report.results:
+        for words in MISLEADING:
+            assert words not in r.message + r.details, (r.check, words, r.message)
+
+
+def test_an_intermediate_without_history_is_named():
+    """An instructor's Swish saving sigmoid(x) computed in forward: do its second derivatives fail with
+    that cause (not "differs from finite differences everywhere"), and does a Swish recomputing it in
+    backward keep full marks?"""
+    import torch
+
+    from autograder.course import Case, Problem, TensorSpec
+    from autograder.course.validate import grade_in_process
+
+    swish = Problem(name="Swish", summary="x * sigmoid(x)", reference=lambda x: x * torch.sigmoid(x),
+                    cases=(Case((TensorSpec((3, 4)),)), Case((TensorSpec((5,)),))), double_backward=True,
+                    saves=True, elementwise=True)
+    results = {}
+    for source in (SWISH, SWISH_RIGHT):
+        namespace: dict = {}
+        exec(HEADER + source, namespace)  # noqa: S102 - the test's own fixtures
+        results[source] = {r.check: r for r in grade_in_process(swish, namespace)}
+    wrong = results[SWISH]["gradgradcheck"]
+    assert not wrong.passed and "an intermediate result has no autograd history" in wrong.message
+    assert "2nd tensor passed to save_for_backward" in wrong.message and "everywhere" not in wrong.message
+    assert all(r.passed and not r.message for r in results[SWISH_RIGHT].values())
+
+
 def test_notes_cost_nothing():
     """Are a broadcast-shaped bias gradient and float32 arithmetic within tolerance told as notes, with full
     points?"""
@@ -96,20 +141,40 @@ def test_right_functions_pass_everything():
             assert namespace["report"].passed, namespace["report"]
 
 
-def test_failure_shows_gradient_shaped_panels_and_graphs():
-    """Does a failing gradient come with yours / right / difference panels laid out like the input, a legend
-    that says so, and the graphs of backward drawn by torchviz, as inline SVG?"""
+def test_failure_shows_gradient_shaped_panels_and_no_graph():
+    """Does a failing gradient come with yours / right / difference panels laid out like the input and a
+    legend that says so, as inline SVG, and no graph (a graph of backward shows nothing of a first
+    derivative: only the forward and an unexplained gradient box)?"""
     report = run_check(*CASES[0][:2])
     gradient = by_check(report)["gradient"]
     heat = [f for f in gradient.figures if f.kind == "heatmaps"]
-    graphs = [f for f in gradient.figures if f.kind == "graphs"]
-    assert len(heat) == 1 and len(graphs) == 1
+    assert len(heat) == 1 and not [f for f in gradient.figures if f.kind == "graphs"]
     captions = [c for c, _ in heat[0].panels]
     assert captions[:2] == ["your grad_input", "right grad_input"] and captions[2].startswith("difference")
     assert all(len(m) == 3 and len(m[0]) == 8 for _, m in heat[0].panels)  # input is (3, 8)
     assert "shaped like input (3, 8)" in heat[0].legend
     html = report._repr_html_()
-    assert html.count("<svg") >= 3 and "KillHeadBackward" in html and "shaped like input (3, 8)" in html
+    assert html.count("<svg") >= 1 and "KillHeadBackward" not in html and "shaped like input (3, 8)" in html
+
+
+def test_three_failure_pages_hold_no_grader_frame_and_no_graph_twice():
+    """The HTML of three failures (LogSumExp's wrong shape, Cube's companion given x.detach(), Exp's
+    detached result): no frame of the grader's code anywhere, and each graph drawn once (Cube's graph was
+    drawn under companion used and again under gradgradcheck)?"""
+    def source(problem, words):
+        return next(c[1] for c in CASES if c[0] == problem and words in c[3])
+
+    pages = [run_check("LogSumExp", source("LogSumExp", "reduced over dimension 0")),
+             run_check("Cube", source("Cube", "x.detach()")),
+             run_check("Exp", source("Exp", "detached copy"))]
+    for report in pages:
+        html = report._repr_html_()
+        assert "autograder/" not in html and 'File "/' not in html
+        graphs = [repr(f.panels) for r in report.results for f in r.figures if f.kind == "graphs"]
+        assert len(graphs) == len(set(graphs))
+    cube = by_check(pages[1])
+    assert [f.kind for f in cube["companion used"].figures] == ["graphs"]
+    assert not [f for f in cube["gradgradcheck"].figures if f.kind == "graphs"]
 
 
 def test_heat_map_is_of_the_input_named_with_its_difference():

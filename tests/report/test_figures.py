@@ -108,3 +108,30 @@ def test_gradescope_words_are_those_of_the_svg(fmt):
     out = markup.render([("figure", (p, [("yours", None, 0, 0)]))], fmt)
     said = p.note if fmt == "html" else markup.md_escape(p.note)
     assert said in out and markup.LEFT_OUT in out
+
+
+def test_a_small_difference_is_visible():
+    """Is a difference of 1e-5 beside values near 1 drawn in colour on the difference panel's own scale
+    (once it was white on the values' scale), with the key saying so, and rounding (1e-15) left pale?"""
+    figure = Figure("heatmaps", "t", [("yours", [[1.0, 0.5]]), ("right", [[1.0, 0.50001]]),
+                                      ("difference (first − second)", [[1e-15, -1e-5]])])
+    p = picture(figure)
+    difference = p.panels[2]
+    assert p.scale_for(difference) == pytest.approx(1e-5) and p.scale == 1.0
+    assert colour(-1e-5, p.scale_for(difference)) == (0, 0, 255)
+    assert colour(1e-15, p.scale_for(difference)) == WHITE
+    assert "own scale: full colour at ±1e-05" in p.key
+    fills = svg_cells(svg.heatmaps(p), p.cell()[0])
+    assert "#0000ff" in fills.values()
+
+
+def test_the_graph_legend_says_every_colour_and_line():
+    """Does the legend under a graph say what each colour graphs.py draws and each kind of line means (a
+    white gradient box and a dotted edge were once left unexplained)?"""
+    from autograder.measure.graphs import COLOURS, EDGE_STYLES
+
+    words = {"output": "Light green", "base": "dark green", "leaf": "blue", "saved": "orange", "op": "grey",
+             "constant": "white", "dotted": "dotted line", "none": "line without an arrow", "": "An arrow"}
+    assert set(words) == set(COLOURS) | set(EDGE_STYLES)
+    for said in words.values():
+        assert said in GRAPH_LEGEND

@@ -7,9 +7,10 @@ import torch.nn.functional as F
 from torch.autograd import Function
 
 from autograder.course.assignments import Assignment
-from autograder.course.problems import Case, Problem, TensorSpec
+from autograder.course.problems import Case, FixedTensor, Mistake, Problem, TensorSpec
 
-# |uv| has a kink where u or v is 0: inputs keep away from it, as a careful gradcheck must.
+# |uv| has a kink where u or v is 0: random inputs keep away from it, as a careful gradcheck must; one
+# case sits on it, where the exercise states the value.
 AWAY = {"avoid": (0.0,), "margin": 0.1}
 
 
@@ -31,7 +32,11 @@ SOMETHING = Problem(
     summary="forward(ctx, input1, input2) = |input1 * input2| elementwise, with both gradients",
     reference=lambda u, v: (u * v).abs(),
     cases=(Case((TensorSpec((3, 4), **AWAY), TensorSpec((3, 4), **AWAY))),
-           Case((TensorSpec((5,), **AWAY), TensorSpec((5,), **AWAY)))),
+           Case((TensorSpec((5,), **AWAY), TensorSpec((5,), **AWAY))),
+           # The kinks, where the exercise states the value (0, what sign gives): input1 = 0, input2 = 0,
+           # both. A central difference there is 0 too (|uv| is even in each input), as gradcheck needs.
+           Case((FixedTensor((0.0, 0.7, 0.0, -0.4, 0.9, -0.6)),
+                 FixedTensor((0.8, 0.0, 0.0, -0.5, -0.3, 0.0))))),
     saves=True,
     solution=Something,
     elementwise=True,
@@ -58,12 +63,28 @@ def layer_norm(input, eps=1e-5):
     return F.layer_norm(input, input.shape[-1:], eps=eps)
 
 
+def _centred(input):
+    return input - input.mean(-1, keepdim=True)
+
+
+LAYERNORM_MISTAKES = (
+    Mistake("eps is added outside the square root, 1 / (sqrt(variance) + eps): it belongs inside, "
+            "1 / sqrt(variance + eps).",
+            lambda input, eps=1e-5: _centred(input) / ((_centred(input) ** 2).mean(-1, keepdim=True).sqrt()
+                                                       + eps)),
+    Mistake("the variance is the unbiased one, dividing by n - 1 (input.var() does): layer norm divides by "
+            "n, as ((input - mean) ** 2).mean(-1) or input.var(-1, unbiased=False).",
+            lambda input, eps=1e-5: _centred(input) * (input.var(-1, keepdim=True) + eps).rsqrt()),
+)
+
+
 LAYERNORM = Problem(
     name="LayerNorm",
     summary="forward(ctx, input, eps=1e-5) normalises over the last dimension, no affine parameters; "
             "backward derived by hand",
     reference=layer_norm,
     cases=(Case((TensorSpec((3, 6)),)), Case((TensorSpec((5,)), 1e-5)), Case((TensorSpec((2, 3, 4)), 0.1))),
+    mistakes=LAYERNORM_MISTAKES,
 )
 
 
