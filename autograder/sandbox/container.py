@@ -162,18 +162,22 @@ def _place(source: str, target: str) -> bool:
     return True
 
 
-def _targets(paths: list[str]) -> list[str]:
+def _targets(paths: list[str], old: str) -> list[str]:
     """The paths to bind, with the real place of each symbolic link too, outermost first, none inside
-    another (a bind carries its whole tree)."""
+    another (a bind carries its whole tree). `old`: where the machine's root is seen from here."""
+    def link(path: str) -> bool:
+        return os.path.islink(old + path)
+
     wanted = set()
     for path in paths:
         path = os.path.normpath(path)
         wanted.add(path)
-        if os.path.islink(path):
-            wanted.add(os.path.realpath(path))
+        if link(path):  # where it leads, as the machine resolves it
+            target = os.path.normpath(os.path.join(os.path.dirname(path), os.readlink(old + path)))
+            wanted.add(target)
     ordered = sorted(wanted)
     return [p for i, p in enumerate(ordered) if p != os.sep
-            and not any(p.startswith(q + os.sep) for q in ordered[:i] if not os.path.islink(q))]
+            and not any(p.startswith(q + os.sep) for q in ordered[:i] if not link(q))]
 
 
 def build_root(paths: list[str]) -> None:
@@ -189,7 +193,7 @@ def build_root(paths: list[str]) -> None:
     pivot_root(".", "old")  # "/" is now the tmpfs; the machine's root is at /old, whole
     os.chdir("/")
     mount("/new", "/new", None, MS_BIND | MS_REC)
-    for path in _targets([p for p in paths if not p.startswith(("/proc", "/sys", "/dev"))]):
+    for path in _targets([p for p in paths if not p.startswith(("/proc", "/sys", "/dev"))], "/old"):
         # what lies under /tmp (a checkout there) waits aside: each /tmp is a tmpfs mounted over it
         _place("/old" + path, "/new" + (HELD + path if _under_tmp(path) else path))
         if _under_tmp(path):
