@@ -31,6 +31,7 @@ if __name__ == "__main__":
 
 import nbformat
 
+from tools import site_notebook as transform
 from tools.make_student import BEGIN, END, strip_solutions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -138,6 +139,9 @@ def site_notebook(path: Path, with_solutions: bool):
             + "\n  ".join(problems)
             + f"\nFix the lesson and re-execute it (make solutions), or tag a cell meant to fail `{RAISES}`."
         )
+    transform.scrub_outputs(nb)
+    transform.fold_predict_answers(nb)
+    transform.name_what_goes_wrong(nb)
     if with_solutions:
         try:
             nb.cells = [new for cell in nb.cells for new in site_cells(cell)]
@@ -153,6 +157,14 @@ def site_notebook(path: Path, with_solutions: bool):
                     return nb
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(lesson_links(path.name)))
     return nb
+
+
+def student_download(path: Path) -> bytes:
+    """The student notebook the site offers for download: course/'s, without any path of the machine
+    that executed it (the outputs' tracebacks keep all their frames)."""
+    nb = nbformat.read(path, as_version=4)
+    transform.scrub_outputs(nb, fold_frames=False)
+    return nbformat.writes(nb).encode()
 
 
 def lessons_list(paths: list[Path]) -> str:
@@ -242,7 +254,7 @@ def stage(src: Path, build: Path, solutions: Path, course: Path, with_solutions:
             files[path.relative_to(site)] = path.read_bytes()
     for path in shown:
         files[Path(path.name)] = nbformat.writes(site_notebook(path, with_solutions)).encode()
-        files[Path("_student") / path.name] = (course / path.name).read_bytes()
+        files[Path("_student") / path.name] = student_download(course / path.name)
     files[Path("_generated/lessons.md")] = lessons_list(shown).encode()
     files[Path("_generated/problems.md")] = autograder_table().encode()
     files[Path("_generated/edition.md")] = (EDITION_SOLUTIONS if with_solutions else EDITION_STUDENT).encode()

@@ -1,0 +1,157 @@
+"""What the site changes in a lesson notebook before Sphinx reads it (tools/build_site.py calls these).
+
+Nothing here edits the repository's notebooks: each function takes the notebook the site is about to
+show (or offer for download) and returns or changes that copy.
+
+- tracebacks: no path of the machine that ran the notebook, and the frames inside installed packages
+  (torch) folded into one line, so that an expected error shows the learner's code and the message;
+- Predict sections: the output that answers the question folds behind "Show the answer";
+- "What goes wrong here?" headings: each named after its section, so anchors and the table of
+  contents tell them apart;
+- "Lesson N" in the prose links to that lesson, and the cited tutorials and notes link to their pages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# A folder that holds installed packages, wherever the machine had it: /x/.venv/lib/python3.11/site-packages/
+PACKAGES = re.compile(r"(?:[A-Za-z]:)?[/\\][^\s'\"()<>]*?[/\\](?:site|dist)-packages[/\\]")
+# Any other absolute path under a home, work or temporary folder.
+MACHINE_PATH = re.compile(r"(?<![\w.])/(?:home|Users|work|root|tmp|private|mnt|srv|opt)/[^\s'\"()<>:]*")
+FRAME = re.compile(r"^File (?P<file>.+?):(?P<line>\d+)(?:, in (?P<where>.*))?$")
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+WHAT_GOES_WRONG = "What goes wrong here?"
+ANSWER_PROMPTS = {"code_prompt_show": "Show the answer", "code_prompt_hide": "Hide the answer"}
+
+
+def scrub_paths(text: str) -> str:
+    """The text with installed packages' folders shortened to `.../` and other machine paths to their
+    last two parts (`.../folder/file.py`)."""
+    text = PACKAGES.sub(".../", text)
+    return MACHINE_PATH.sub(lambda m: ".../" + "/".join(m.group(0).rstrip("/").split("/")[-2:]), text)
+
+
+def frame_file(entry: str) -> str | None:
+    """The file of a traceback entry ("File /x/y.py:12, in f"), or None if the entry is not a frame."""
+    first = ANSI.sub("", entry).lstrip("\n").split("\n", 1)[0]
+    match = FRAME.match(first)
+    return match.group("file") if match else None
+
+
+def is_package_frame(entry: str) -> bool:
+    file = frame_file(entry)
+    return file is not None and PACKAGES.search(file) is not None
+
+
+def folded(frames: list[str]) -> str:
+    """One line in place of consecutive frames inside installed packages: the first one's place."""
+    first = ANSI.sub("", frames[0]).lstrip("\n").split("\n", 1)[0]
+    more = len(frames) - 1
+    note = f" (and {more} more frame{'s' if more > 1 else ''} inside the library)" if more else ""
+    return f"\x1b[2m{scrub_paths(first)}{note}\x1b[0m"
+
+
+def short_traceback(traceback: list[str]) -> list[str]:
+    """The learner's frames and the messages; runs of frames inside torch (or any installed package)
+    folded into one line each; no machine path anywhere."""
+    out, run = [], []
+    for entry in traceback:
+        if is_package_frame(entry):
+            run.append(entry)
+            continue
+        if run:
+            out.append(folded(run))
+            run = []
+        out.append(scrub_paths(entry))
+    if run:
+        out.append(folded(run))
+    return out
+
+
+def scrub_outputs(nb, fold_frames: bool = True) -> None:
+    """Every output of the notebook without machine paths; tracebacks shortened when fold_frames."""
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                output.traceback = (short_traceback(output.traceback) if fold_frames
+                                    else [scrub_paths(entry) for entry in output.traceback])
+            elif output.get("output_type") == "stream":
+                output.text = scrub_paths(output.text)
+            for mime, data in output.get("data", {}).items():
+                if mime.startswith("text/") and isinstance(data, str):
+                    output.data[mime] = scrub_paths(data)
+
+
+def headings(cell) -> list[tuple[int, str]]:
+    """The (level, text) of each heading line of a markdown cell, outside code fences."""
+    found, fence = [], False
+    for line in cell.source.splitlines() if cell.cell_type == "markdown" else []:
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        match = None if fence else HEADING.match(line)
+        if match and "SOLUTION" not in match.group(2):
+            found.append((len(match.group(1)), match.group(2)))
+    return found
+
+
+def fold_predict_answers(nb) -> int:
+    """In every "Predict" section, the outputs that answer the question fold behind "Show the answer".
+
+    A Predict section runs from its heading to the next heading. Its answer is the first run of code
+    cells with outputs after the question, up to the prose that discusses them (the written solution in
+    between is a toggle of its own). Returns how many cells were folded.
+    """
+    count, state = 0, None  # state: None outside, "question", then "answer" once an output was folded
+    for cell in nb.cells:
+        found = headings(cell)
+        if found:
+            state = "question" if found[-1][1].startswith("Predict") else None
+            continue
+        if state is None:
+            continue
+        if cell.cell_type == "markdown":
+            if state == "answer":
+                state = None
+            continue
+        if cell.cell_type == "code" and cell.get("outputs"):
+            tags = list(cell.metadata.get("tags", []))
+            if "hide-output" not in tags:
+                cell.metadata["tags"] = [*tags, "hide-output"]
+            cell.metadata.setdefault("mystnb", {}).update(ANSWER_PROMPTS)
+            state, count = "answer", count + 1
+    return count
+
+
+def plain(title: str) -> str:
+    """A heading's text without its number ("3. Non-tensor ..." -> "Non-tensor ...")."""
+    return re.sub(r"^\d+\.\s+", "", title).strip()
+
+
+def name_what_goes_wrong(nb) -> None:
+    """Each "What goes wrong here?" heading gets the title of the section it belongs to, and a number
+    when one section has several, so that anchors and table-of-contents entries are distinct."""
+    parents: dict[int, str] = {}
+    seen: Counter = Counter()
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        lines = cell.source.splitlines()
+        for index, line in enumerate(lines):
+            match = HEADING.match(line)
+            if not match or "SOLUTION" in match.group(2):
+                continue
+            level, title = len(match.group(1)), match.group(2)
+            if title != WHAT_GOES_WRONG:
+                parents = {lvl: text for lvl, text in parents.items() if lvl < level}
+                parents[level] = title
+                continue
+            above = [parents[lvl] for lvl in sorted(parents) if 1 < lvl < level]
+            context = plain(above[-1]) if above else "mistake"
+            seen[context] += 1
+            if seen[context] > 1 or not above:
+                context = f"{context} {seen[context]}"
+            lines[index] = f"{match.group(1)} {WHAT_GOES_WRONG} ({context})"
+        cell.source = "\n".join(lines)
