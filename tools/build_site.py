@@ -73,13 +73,13 @@ def notebook_errors(nb) -> list[str]:
     return problems
 
 
-def collapse_markdown_solutions(source: str) -> str:
-    """Each solution region of a markdown cell becomes a toggle labelled "Show solution"."""
+def collapse_markdown_solutions(source: str, label: str = "Show solution") -> str:
+    """Each solution region of a markdown cell becomes a toggle with this label ("Show solution")."""
     out, inside = [], False
     for line in source.splitlines():
         if line.strip() == BEGIN and not inside:
             inside = True
-            out += ["", TOGGLE_FENCE + "{toggle}"]
+            out += ["", TOGGLE_FENCE + "{course-toggle} " + label]
         elif line.strip() == END and inside:
             inside = False
             out += [TOGGLE_FENCE, ""]
@@ -104,7 +104,7 @@ def site_cells(cell) -> list:
     if BEGIN not in cell.source:
         return [cell]
     if cell.cell_type == "markdown":
-        cell.source = collapse_markdown_solutions(cell.source)
+        cell.source = collapse_markdown_solutions(cell.source, cell.metadata.get(transform.LABEL, "Show solution"))
         return [cell]
     if cell.cell_type != "code":
         return [cell]

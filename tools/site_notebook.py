@@ -24,6 +24,7 @@ MACHINE_PATH = re.compile(r"(?<![\w.])/(?:home|Users|work|root|tmp|private|mnt|s
 FRAME = re.compile(r"^File (?P<file>.+?):(?P<line>\d+)(?:, in (?P<where>.*))?$")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 WHAT_GOES_WRONG = "What goes wrong here?"
+LABEL = "course_toggle_label"  # cell metadata: the label of the toggle that folds a written solution
 ANSWER_PROMPTS = {"code_prompt_show": "Show the answer", "code_prompt_hide": "Hide the answer"}
 
 
@@ -102,7 +103,7 @@ def fold_predict_answers(nb) -> int:
 
     A Predict section runs from its heading to the next heading. Its answer is the first run of code
     cells with outputs after the question, up to the prose that discusses them (the written solution in
-    between is a toggle of its own). Returns how many cells were folded.
+    between is a toggle of its own, labelled "Show the explanation"). Returns how many cells were folded.
     """
     count, state = 0, None  # state: None outside, "question", then "answer" once an output was folded
     for cell in nb.cells:
@@ -115,6 +116,8 @@ def fold_predict_answers(nb) -> int:
         if cell.cell_type == "markdown":
             if state == "answer":
                 state = None
+            elif "BEGIN SOLUTION" in cell.source:
+                cell.metadata[LABEL] = "Show the explanation"
             continue
         if cell.cell_type == "code" and cell.get("outputs"):
             tags = list(cell.metadata.get("tags", []))
