@@ -142,6 +142,7 @@ def site_notebook(path: Path, with_solutions: bool):
     transform.scrub_outputs(nb)
     transform.fold_predict_answers(nb)
     transform.name_what_goes_wrong(nb)
+    transform.link_references(nb, {int(p.name[:2]): p.stem for p in lessons(path.parent)}, path.stem)
     if with_solutions:
         try:
             nb.cells = [new for cell in nb.cells for new in site_cells(cell)]

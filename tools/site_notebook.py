@@ -158,3 +158,87 @@ def name_what_goes_wrong(nb) -> None:
                 context = f"{context} {seen[context]}"
             lines[index] = f"{match.group(1)} {WHAT_GOES_WRONG} ({context})"
         cell.source = "\n".join(lines)
+
+
+# The tutorials and notes the lessons cite by title, and the course they started from: the address each
+# title links to. Titles are matched between double quotes, across a line break.
+CITED = {
+    "Automatic Differentiation with `torch.autograd`":
+        "https://docs.pytorch.org/tutorials/beginner/basics/autogradqs_tutorial.html",
+    "Learn the Basics": "https://docs.pytorch.org/tutorials/beginner/basics/intro.html",
+    "Autograd Mechanics": "https://docs.pytorch.org/docs/stable/notes/autograd.html",
+    "Creating Extensions Using NumPy and SciPy":
+        "https://docs.pytorch.org/tutorials/advanced/numpy_extensions_tutorial.html",
+    "Extending torch.autograd": "https://docs.pytorch.org/docs/stable/notes/extending.html#extending-torch-autograd",
+    "Gradcheck mechanics": "https://docs.pytorch.org/docs/stable/notes/gradcheck.html",
+    "Double Backward with Custom Functions":
+        "https://docs.pytorch.org/tutorials/intermediate/custom_function_double_backward_tutorial.html",
+    "Fusing Convolution and Batch Norm using Custom Function":
+        "https://docs.pytorch.org/tutorials/intermediate/custom_function_conv_bn_tutorial.html",
+    "Extending torch.func with autograd.Function": "https://docs.pytorch.org/docs/stable/notes/extending.func.html",
+    "Forward-mode Automatic Differentiation (Beta)":
+        "https://docs.pytorch.org/tutorials/intermediate/forward_ad_usage.html",
+    "Custom Python Operators": "https://docs.pytorch.org/tutorials/advanced/python_custom_ops.html",
+    "PyTorch Custom Operators": "https://docs.pytorch.org/tutorials/advanced/custom_ops_landing_page.html",
+    "Automatic Mixed Precision": "https://docs.pytorch.org/docs/stable/notes/amp_examples.html",
+}
+# Text a link must not be made inside: code, math, links and HTML already there.
+PROTECTED = re.compile(r"(`+)[\s\S]*?\1|\$\$[\s\S]*?\$\$|\$[^$\n]+\$|\[[^\]]*\]\([^)]*\)|<[^>\n]+>")
+LESSON_REF = re.compile(r"\b([Ll]esson) (\d+)\b")
+BARE_ADDRESS = re.compile(r"(?<![\w/.])((?:fleuret\.org|pytorch\.org|nenadmarkus\.com)(?:/[\w./#-]*[\w/])?)")
+
+
+def cited_title(title: str) -> re.Pattern:
+    words = [re.escape(word) for word in title.split()]
+    return re.compile(r'"(' + r"\s+".join(words) + r')"')
+
+
+def link_free_text(text: str, lessons: dict[int, str], current: str) -> str:
+    """Lesson references and bare addresses of prose (never code, math or a link) become links."""
+    def lesson(match):
+        target = lessons.get(int(match.group(2)))
+        if target is None or target == current:
+            return match.group(0)
+        return f"{{doc}}`{match.group(1)} {match.group(2)} <{target}>`"
+
+    out, position = [], 0
+    for protected in PROTECTED.finditer(text):
+        free = text[position:protected.start()]
+        free = BARE_ADDRESS.sub(lambda m: f"[{m.group(1)}](https://{m.group(1)})", free)
+        out += [LESSON_REF.sub(lesson, free), protected.group(0)]
+        position = protected.end()
+    free = BARE_ADDRESS.sub(lambda m: f"[{m.group(1)}](https://{m.group(1)})", text[position:])
+    return "".join(out) + LESSON_REF.sub(lesson, free)
+
+
+def link_references(nb, lessons: dict[int, str], current: str) -> None:
+    """"Lesson N" links to lesson N, a cited tutorial's or note's title to its page, a bare address
+    (fleuret.org/ee559) to itself. Headings and code blocks are left as they are."""
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        source = cell.source
+        for title, url in CITED.items():
+            source = cited_title(title).sub(lambda m, url=url: f'"[{m.group(1)}]({url})"', source)
+        cell.source = "\n".join(
+            text if keep else link_free_text(text, lessons, current) for keep, text in prose_runs(source))
+
+
+def prose_runs(source: str) -> list[tuple[bool, str]]:
+    """The source in runs of lines: (True, text) for headings and fenced code, kept as they are;
+    (False, text) for prose."""
+    runs: list[tuple[bool, list[str]]] = []
+    fence = None
+    for line in source.split("\n"):
+        stripped = line.lstrip()
+        opens = re.match(r"(`{3,}|~{3,})", stripped)
+        keep = fence is not None or bool(opens) or bool(HEADING.match(line))
+        if fence is not None and stripped.startswith(fence):
+            fence = None
+        elif fence is None and opens:
+            fence = opens.group(1)
+        if runs and runs[-1][0] == keep:
+            runs[-1][1].append(line)
+        else:
+            runs.append((keep, [line]))
+    return [(keep, "\n".join(lines)) for keep, lines in runs]
