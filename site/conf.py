@@ -49,6 +49,8 @@ mathjax_path = "mathjax/tex-chtml.js"
 html_theme = "sphinx_book_theme"
 html_static_path = ["_static"]
 html_css_files = ["course.css"]
+# Deferred, so that it runs after searchtools.js, which the theme loads at the end of every page's head.
+html_js_files = [("course-search.js", {"defer": "defer"})]
 html_favicon = "_static/favicon.svg"
 html_context = {"default_mode": "light"}  # graphs and plots are drawn on white
 html_show_sourcelink = False
