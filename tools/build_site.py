@@ -104,7 +104,8 @@ def site_cells(cell) -> list:
     if BEGIN not in cell.source:
         return [cell]
     if cell.cell_type == "markdown":
-        cell.source = collapse_markdown_solutions(cell.source, cell.metadata.get(transform.LABEL, "Show solution"))
+        label = cell.metadata.get(transform.LABEL, "Show solution")
+        cell.source = collapse_markdown_solutions(cell.source, label)
         return [cell]
     if cell.cell_type != "code":
         return [cell]

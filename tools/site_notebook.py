@@ -48,11 +48,14 @@ def is_package_frame(entry: str) -> bool:
 
 
 def folded(frames: list[str]) -> str:
-    """One line in place of consecutive frames inside installed packages: the first one's place."""
-    first = ANSI.sub("", frames[0]).lstrip("\n").split("\n", 1)[0]
+    """One line in place of consecutive frames inside installed packages: the first one's place, and how
+    many more frames of which package ("... (and 2 more frames inside torch)")."""
+    first = scrub_paths(ANSI.sub("", frames[0]).lstrip("\n").split("\n", 1)[0])
     more = len(frames) - 1
-    note = f" (and {more} more frame{'s' if more > 1 else ''} inside the library)" if more else ""
-    return f"\x1b[2m{scrub_paths(first)}{note}\x1b[0m"
+    inside = first.removeprefix("File .../").split("/", 1)[0] if first.startswith("File .../") else ""
+    package = inside or "the library"
+    note = f" (and {more} more frame{'s' if more > 1 else ''} inside {package})" if more else ""
+    return f"\x1b[2m{first}{note}\x1b[0m"
 
 
 def short_traceback(traceback: list[str]) -> list[str]:

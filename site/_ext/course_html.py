@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from html import escape
 from pathlib import Path
+from typing import ClassVar
 from xml.etree import ElementTree
 
 from docutils import nodes
@@ -29,7 +30,7 @@ class CourseToggle(Directive):
     required_arguments = 1
     final_argument_whitespace = True
     has_content = True
-    option_spec = {"hide": directives.unchanged}
+    option_spec: ClassVar[dict] = {"hide": directives.unchanged}
 
     def run(self):
         self.assert_has_content()
@@ -105,7 +106,8 @@ def plot_alt(code: str) -> str:
     title, x, y = first("title"), first("xlabel"), first("ylabel")
     words = [title] if title else []
     if x and y:
-        words.append(f"{y} against {x}" + (" (log scale)" if "log" in code.split("ylabel", 1)[-1][:60] else ""))
+        log_scale = "log" in code.split("ylabel", 1)[-1][:60]
+        words.append(f"{y} against {x}" + (" (log scale)" if log_scale else ""))
     return f"{kind} drawn by the cell above" + (": " + ", ".join(words) if words else "") + "."
 
 
