@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from html import escape
 from pathlib import Path
@@ -139,6 +140,10 @@ def describe_images(app, doctree, docname):
 def setup(app):
     from myst_nb.sphinx_ import HideCodeCellNode
 
+    # Sphinx re-reads every page when an "env" setting changes: this one changes with this file, so that
+    # an edit here reaches every page (the build otherwise re-reads only the pages whose source changed).
+    source_hash = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    app.add_config_value("course_html_source", source_hash, "env")
     app.add_node(course_toggle, html=(visit_course_toggle, depart_course_toggle))
     app.add_directive("course-toggle", CourseToggle)
     app.add_node(HideCodeCellNode, override=True, html=(visit_hidden_cell, depart_hidden_cell))
