@@ -17,8 +17,10 @@ import re
 from collections import Counter
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-# A folder that holds installed packages, wherever the machine had it: /x/.venv/lib/python3.11/site-packages/
-PACKAGES = re.compile(r"(?:[A-Za-z]:)?[/\\][^\s'\"()<>]*?[/\\](?:site|dist)-packages[/\\]")
+# A folder of installed packages or of Python's standard library, wherever the machine had it (IPython
+# writes the home folder as ~): /x/.venv/lib/python3.11/site-packages/, ~/.pyenv/versions/3.11/lib/python3.11/
+PACKAGES = re.compile(r"(?:[A-Za-z]:|~)?[/\\][^\s'\"()<>]*?[/\\]"
+                      r"(?:(?:site|dist)-packages|lib[/\\]python\d+(?:\.\d+)?)[/\\](?!(?:site|dist)-packages)")
 # Any other absolute path under a home, work or temporary folder.
 MACHINE_PATH = re.compile(r"(?<![\w.])/(?:home|Users|work|root|tmp|private|mnt|srv|opt)/[^\s'\"()<>:]*")
 FRAME = re.compile(r"^File (?P<file>.+?):(?P<line>\d+)(?:, in (?P<where>.*))?$")
@@ -48,14 +50,17 @@ def is_package_frame(entry: str) -> bool:
 
 
 def folded(frames: list[str]) -> str:
-    """One line in place of consecutive frames inside installed packages: the first one's place, and how
-    many more frames of which package ("... (and 2 more frames inside torch)")."""
-    first = scrub_paths(ANSI.sub("", frames[0]).lstrip("\n").split("\n", 1)[0])
+    """One line in place of consecutive frames inside installed packages or the standard library: the
+    first one's place, and how many more there are, inside what ("... (and 2 more frames inside torch)")."""
+    places = [scrub_paths(ANSI.sub("", frame).lstrip("\n").split("\n", 1)[0]) for frame in frames]
+    inside = []
+    for place in places:
+        top = place.removeprefix("File .../").split("/", 1)[0].split(":", 1)[0].removesuffix(".py")
+        if top not in inside:
+            inside.append(top)
     more = len(frames) - 1
-    inside = first.removeprefix("File .../").split("/", 1)[0] if first.startswith("File .../") else ""
-    package = inside or "the library"
-    note = f" (and {more} more frame{'s' if more > 1 else ''} inside {package})" if more else ""
-    return f"\x1b[2m{first}{note}\x1b[0m"
+    note = f" (and {more} more frame{'s' if more > 1 else ''} inside {', '.join(inside)})" if more else ""
+    return f"\x1b[2m{places[0]}{note}\x1b[0m"
 
 
 def short_traceback(traceback: list[str]) -> list[str]:
