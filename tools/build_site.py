@@ -6,7 +6,9 @@ download, and a local copy of MathJax so that no page loads anything from the ne
 sphinx-build runs with warnings as errors, so a broken link or a notebook that failed fails the build.
 
 --solutions 1 (the default) shows the lessons of solutions/ with every solution collapsed behind a
-"Show solution" toggle; --solutions 0 shows the student notebooks of course/ instead.
+"Show solution" toggle; --solutions 0 shows the student notebooks of course/ instead. Either way
+tools/site_notebook.py shortens tracebacks, folds the answers of Predict questions, names the "What goes
+wrong here?" headings and links lesson references and citations, in the copies the site shows.
 """
 
 from __future__ import annotations
@@ -44,8 +46,9 @@ TOGGLE_FENCE = "::::::"  # longer than any fence a solution could contain, so it
 
 # Markdown: a line break inside a paragraph is a space.
 EDITION_SOLUTIONS = """These pages show every lesson run from top to bottom, with the solutions folded away:
-open "Show solution" once you have tried. Each lesson links its student notebook: download it, or open it
-in Binder or Colab, and fill in the exercises there.
+open "Show solution" once you have tried. The output that answers a Predict question waits behind "Show the
+answer" until you have made your guess. Each lesson links its student notebook: download it, or open it in
+Binder or Colab, and fill in the exercises there.
 """
 EDITION_STUDENT = """These pages show the lessons as you get them, exercises left for you to write. Each
 lesson links its notebook: download it, or open it in Binder or Colab, and fill in the exercises there.
