@@ -125,11 +125,14 @@ def site_cells(cell) -> list:
 
 
 def lesson_links(name: str) -> str:
+    """The links under a lesson's title, then an index of its sections (shown where the "Contents"
+    column is folded away: phones and narrow windows)."""
     return (
         f"\n\n{TOGGLE_FENCE}{{container}} lesson-links\n"
         f"{{download}}`Download the student notebook <_student/{name}>`\n"
         "{launch}`binder`\n{launch}`colab`\n"
-        f"{TOGGLE_FENCE}\n"
+        f"{TOGGLE_FENCE}\n\n"
+        "```{contents} In this lesson\n:local:\n:depth: 1\n:class: course-index\n```\n"
     )
 
 

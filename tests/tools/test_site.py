@@ -525,3 +525,17 @@ def test_search_lands_on_the_section_and_highlights_the_term(page, site, term):
                           " return r.top < innerHeight && r.bottom > 0; }", arg=anchor)
     assert term.lower() in section.inner_text().lower()
     assert page.problems == [] and page.external == []
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_phone_gets_an_index_of_the_lessons_sections(phone, site, name):
+    """On a phone, where the "Contents" column is folded away, does the top of a lesson list every one
+    of its sections, each link going to that section?"""
+    tab = phone.open(f"{name}.html")
+    index = tab.locator("nav.course-index")
+    assert index.is_visible()
+    targets = [href.split("#", 1)[1] for href in
+               tab.evaluate("() => [...document.querySelectorAll('nav.course-index a')].map(a => a.href)")]
+    sections = tab.evaluate("() => [...document.querySelectorAll('article section > h2')]"
+                            ".map(h => h.parentElement.id)")
+    assert targets == sections
