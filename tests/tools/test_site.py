@@ -539,3 +539,25 @@ def test_phone_gets_an_index_of_the_lessons_sections(phone, site, name):
     sections = tab.evaluate("() => [...document.querySelectorAll('article section > h2')]"
                             ".map(h => h.parentElement.id)")
     assert targets == sections
+
+
+RAW_MATH_JS = """() => {
+  const walker = document.createTreeWalker(document.querySelector('article'), NodeFilter.SHOW_TEXT);
+  const raw = [];
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    if (node.parentElement.closest('code, pre, mjx-container, script, style, .cell_output')) continue;
+    const text = node.textContent;
+    const leaks = text.includes('$$') || /\\\\[a-zA-Z]{2,}/.test(text) || /\\$[^$\\s][^$]*\\$/.test(text);
+    if (leaks) raw.push(text.trim());
+  }
+  return raw;
+}"""
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_every_formula_renders(page, site, name):
+    """Is every formula of the lesson typeset: no text outside rendered math holds `$$`, a TeX command
+    (`\\frac`, `\\log`) or a pair of `$`? (Math that leaks into prose leaves its TeX behind as text.)"""
+    tab = page.open(f"{name}.html")
+    assert tab.evaluate(RAW_MATH_JS) == []
