@@ -517,13 +517,14 @@ def test_search_lands_on_the_section_and_highlights_the_term(page, site, term):
     assert not re.search(r"System Settings|Light Dark|Contents", snippet), snippet
     link.click()
     tab.wait_for_load_state("load")
-    tab.locator("article span.highlighted").first.wait_for()
+    tab.locator("article span.highlighted").first.wait_for(state="attached")
     anchor = tab.evaluate("() => location.hash.slice(1)")
     assert anchor == href.split("#", 1)[1]
     section = tab.locator(f"section[id='{anchor}']")
     tab.wait_for_function("id => { const r = document.getElementById(id).getBoundingClientRect();"
                           " return r.top < innerHeight && r.bottom > 0; }", arg=anchor)
     assert term.lower() in section.inner_text().lower()
+    assert section.locator("span.highlighted").count() > 0, "the term is not highlighted in the section"
     assert page.problems == [] and page.external == []
 
 
