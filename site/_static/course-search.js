@@ -46,7 +46,7 @@
 
     Search.htmlToText = (htmlString, anchor) => {
       const page = new DOMParser().parseFromString(htmlString, "text/html");
-      page.querySelectorAll(".headerlink, script, style, .lesson-links, mjx-assistive-mml")
+      page.querySelectorAll(".headerlink, script, style, .lesson-links, .course-index, mjx-assistive-mml")
         .forEach((el) => el.remove());
       const article = page.querySelector("article.bd-article") || page.querySelector('[role="main"]');
       if (!article) return "";
