@@ -60,7 +60,8 @@ def folded(frames: list[str]) -> str:
             inside.append(top)
     more = len(frames) - 1
     note = f" (and {more} more frame{'s' if more > 1 else ''} inside {', '.join(inside)})" if more else ""
-    return f"\x1b[2m{places[0]}{note}\x1b[0m"
+    where = re.sub(r"(, in [\w.<>]+)\(.*\)$", r"\1()", places[0])  # the function's name, not its signature
+    return f"\x1b[2m{where}{note}\x1b[0m"
 
 
 def short_traceback(traceback: list[str]) -> list[str]:
