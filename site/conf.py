@@ -5,7 +5,12 @@ committed outputs are rendered, nothing is executed) and a local copy of MathJax
 sphinx-build with warnings as errors.
 """
 
+import sys
+from pathlib import Path
+
 from autograder import RELEASE, REPOSITORY
+
+sys.path.insert(0, str(Path(__file__).parent / "_ext"))  # course_html: the site's own toggles and alt text
 
 # The course's public repository and release are named in one place, autograder/__init__.py: the Binder
 # and Colab launch links open the student notebooks of that release, whose first cell installs the
@@ -20,8 +25,8 @@ author = "the autograd-course authors"
 copyright = "the autograd-course authors"
 html_title = "Custom autograd Functions"
 
-extensions = ["myst_nb", "sphinx_togglebutton", "sphinx_copybutton"]
-exclude_patterns = ["_build", "_student/*", "_generated/*", "**.ipynb_checkpoints", "jupyter_execute"]
+extensions = ["myst_nb", "sphinx_copybutton", "course_html"]
+exclude_patterns = ["_build", "_ext/*", "_student/*", "_generated/*", "**.ipynb_checkpoints", "jupyter_execute"]
 
 # The notebooks are shown with the outputs committed in solutions/: nothing is executed here, so the site
 # shows exactly what the lessons' authors ran and checked.
@@ -32,9 +37,8 @@ nb_ipywidgets_js = {}  # no widgets in the course, and never require.js from a C
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 
-# Solutions are collapsed: tools/build_site.py wraps each solution region in a toggle.
-togglebutton_hint = "Show solution"
-togglebutton_hint_hide = "Hide solution"
+# Solutions are collapsed: tools/build_site.py wraps each written solution in a {course-toggle} that
+# says what it hides (site/_ext/course_html.py), and marks code solutions with these prompts.
 nb_code_prompt_show = "Show solution"
 nb_code_prompt_hide = "Hide solution"
 
@@ -45,6 +49,8 @@ mathjax_path = "mathjax/tex-chtml.js"
 html_theme = "sphinx_book_theme"
 html_static_path = ["_static"]
 html_css_files = ["course.css"]
+# Deferred, so that it runs after searchtools.js, which the theme loads at the end of every page's head.
+html_js_files = [("course-search.js", {"defer": "defer"})]
 html_favicon = "_static/favicon.svg"
 html_context = {"default_mode": "light"}  # graphs and plots are drawn on white
 html_show_sourcelink = False

@@ -6,7 +6,9 @@ download, and a local copy of MathJax so that no page loads anything from the ne
 sphinx-build runs with warnings as errors, so a broken link or a notebook that failed fails the build.
 
 --solutions 1 (the default) shows the lessons of solutions/ with every solution collapsed behind a
-"Show solution" toggle; --solutions 0 shows the student notebooks of course/ instead.
+"Show solution" toggle; --solutions 0 shows the student notebooks of course/ instead. Either way
+tools/site_notebook.py shortens tracebacks, folds the answers of Predict questions, names the "What goes
+wrong here?" headings and links lesson references and citations, in the copies the site shows.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ if __name__ == "__main__":
 
 import nbformat
 
+from tools import site_notebook as transform
 from tools.make_student import BEGIN, END, strip_solutions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,8 +46,9 @@ TOGGLE_FENCE = "::::::"  # longer than any fence a solution could contain, so it
 
 # Markdown: a line break inside a paragraph is a space.
 EDITION_SOLUTIONS = """These pages show every lesson run from top to bottom, with the solutions folded away:
-open "Show solution" once you have tried. Each lesson links its student notebook: download it, or open it
-in Binder or Colab, and fill in the exercises there.
+open "Show solution" once you have tried. The output that answers a Predict question waits behind "Show the
+answer" until you have made your guess. Each lesson links its student notebook: download it, or open it in
+Binder or Colab, and fill in the exercises there.
 """
 EDITION_STUDENT = """These pages show the lessons as you get them, exercises left for you to write. Each
 lesson links its notebook: download it, or open it in Binder or Colab, and fill in the exercises there.
@@ -72,13 +76,13 @@ def notebook_errors(nb) -> list[str]:
     return problems
 
 
-def collapse_markdown_solutions(source: str) -> str:
-    """Each solution region of a markdown cell becomes a toggle labelled "Show solution"."""
+def collapse_markdown_solutions(source: str, label: str = "Show solution") -> str:
+    """Each solution region of a markdown cell becomes a toggle with this label ("Show solution")."""
     out, inside = [], False
     for line in source.splitlines():
         if line.strip() == BEGIN and not inside:
             inside = True
-            out += ["", TOGGLE_FENCE + "{toggle}"]
+            out += ["", TOGGLE_FENCE + "{course-toggle} " + label]
         elif line.strip() == END and inside:
             inside = False
             out += [TOGGLE_FENCE, ""]
@@ -103,7 +107,8 @@ def site_cells(cell) -> list:
     if BEGIN not in cell.source:
         return [cell]
     if cell.cell_type == "markdown":
-        cell.source = collapse_markdown_solutions(cell.source)
+        label = cell.metadata.get(transform.LABEL, "Show solution")
+        cell.source = collapse_markdown_solutions(cell.source, label)
         return [cell]
     if cell.cell_type != "code":
         return [cell]
@@ -120,11 +125,14 @@ def site_cells(cell) -> list:
 
 
 def lesson_links(name: str) -> str:
+    """The links under a lesson's title, then an index of its sections (shown where the "Contents"
+    column is folded away: phones and narrow windows)."""
     return (
         f"\n\n{TOGGLE_FENCE}{{container}} lesson-links\n"
         f"{{download}}`Download the student notebook <_student/{name}>`\n"
         "{launch}`binder`\n{launch}`colab`\n"
-        f"{TOGGLE_FENCE}\n"
+        f"{TOGGLE_FENCE}\n\n"
+        "```{contents} In this lesson\n:local:\n:depth: 1\n:class: course-index\n```\n"
     )
 
 
@@ -138,6 +146,10 @@ def site_notebook(path: Path, with_solutions: bool):
             + "\n  ".join(problems)
             + f"\nFix the lesson and re-execute it (make solutions), or tag a cell meant to fail `{RAISES}`."
         )
+    transform.scrub_outputs(nb)
+    transform.fold_predict_answers(nb)
+    transform.name_what_goes_wrong(nb)
+    transform.link_references(nb, {int(p.name[:2]): p.stem for p in lessons(path.parent)}, path.stem)
     if with_solutions:
         try:
             nb.cells = [new for cell in nb.cells for new in site_cells(cell)]
@@ -153,6 +165,14 @@ def site_notebook(path: Path, with_solutions: bool):
                     return nb
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(lesson_links(path.name)))
     return nb
+
+
+def student_download(path: Path) -> bytes:
+    """The student notebook the site offers for download: course/'s, without any path of the machine
+    that executed it (the outputs' tracebacks keep all their frames)."""
+    nb = nbformat.read(path, as_version=4)
+    transform.scrub_outputs(nb, fold_frames=False)
+    return nbformat.writes(nb).encode()
 
 
 def lessons_list(paths: list[Path]) -> str:
@@ -242,7 +262,7 @@ def stage(src: Path, build: Path, solutions: Path, course: Path, with_solutions:
             files[path.relative_to(site)] = path.read_bytes()
     for path in shown:
         files[Path(path.name)] = nbformat.writes(site_notebook(path, with_solutions)).encode()
-        files[Path("_student") / path.name] = (course / path.name).read_bytes()
+        files[Path("_student") / path.name] = student_download(course / path.name)
     files[Path("_generated/lessons.md")] = lessons_list(shown).encode()
     files[Path("_generated/problems.md")] = autograder_table().encode()
     files[Path("_generated/edition.md")] = (EDITION_SOLUTIONS if with_solutions else EDITION_STUDENT).encode()

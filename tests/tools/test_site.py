@@ -11,17 +11,21 @@ from __future__ import annotations
 import functools
 import http.server
 import ipaddress
+import itertools
 import json
+import re
 import runpy
 import shutil
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import nbformat
 import pytest
 
 from tests.conftest import ROOT
 from tools import build_site
+from tools.site_notebook import CITED
 
 pytestmark = pytest.mark.browser
 
@@ -31,13 +35,18 @@ LESSONS = [path.stem for path in build_site.lessons(ROOT / "solutions")]
 PAGES = sorted(path.stem for path in (ROOT / "site").glob("*.md") if path.stem != "index")  # instructors, ...
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+# A path of the machine that executed a notebook: a home, work or temporary folder, a hidden folder of the
+# home (~/.pyenv), or installed packages.
+MACHINE_PATH = re.compile(r"(?<![\w.])/(?:home|Users|work|root|tmp)/[\w.-]+|(?<![\w.])~/\.[\w-]+"
+                          r"|site-packages|dist-packages")
 TIMEOUT_MS = 60_000  # generous: CI machines are small and MathJax typesets whole lessons
 
 
 def newest_source() -> float:
     paths = [*(ROOT / "solutions").glob("*.ipynb"), *(ROOT / "course").glob("*.ipynb"),
              *(p for p in (ROOT / "site").rglob("*") if p.is_file()),
-             ROOT / "tools" / "build_site.py", ROOT / "tools" / "make_student.py"]
+             ROOT / "tools" / "build_site.py", ROOT / "tools" / "site_notebook.py",
+             ROOT / "tools" / "make_student.py"]
     return max(p.stat().st_mtime for p in paths)
 
 
@@ -142,6 +151,13 @@ def page(browser, base_url):
     context.close()
 
 
+@pytest.fixture
+def phone(browser, base_url):
+    context = browser.new_context(viewport={"width": 400, "height": 800}, is_mobile=True)
+    yield Page(context, base_url)
+    context.close()
+
+
 def lesson_with(site: Path, marker: str) -> str:
     """The first lesson page whose HTML contains `marker`."""
     for name in LESSONS:
@@ -171,7 +187,8 @@ def test_page_loads_offline_without_errors(page, site, name):
 
 
 def test_next_goes_through_the_lessons_in_order(page, site):
-    """Starting from the home page, does "next" visit every lesson in order, then the instructors page?"""
+    """Starting from the home page, does "next" visit every lesson in order, then the instructors' pages
+    (the grading guide too, which is in the navigation, no orphan)?"""
     tab = page.open("index.html")
     visited = []
     while tab.locator("a.right-next").count():
@@ -179,11 +196,12 @@ def test_next_goes_through_the_lessons_in_order(page, site):
         tab.wait_for_load_state("load")
         visited.append(page.path.removesuffix(".html"))
         assert len(visited) <= len(LESSONS) + 5, f"'next' goes round in circles: {visited}"
-    assert visited == [*LESSONS, "instructors"]
+    assert visited == [*LESSONS, "instructors", "grading"]
     # and "previous" goes back
-    tab.locator("a.left-prev").first.click()
-    tab.wait_for_load_state("load")
-    assert page.path == f"{LESSONS[-1]}.html"
+    for back in ("instructors", LESSONS[-1]):
+        tab.locator("a.left-prev").first.click()
+        tab.wait_for_load_state("load")
+        assert page.path == f"{back}.html"
     assert page.problems == [] and page.external == []
 
 
@@ -206,10 +224,12 @@ def test_search_finds_the_gradcheck_lesson(page, site):
 
 
 def test_every_graph_is_drawn(page, site):
-    """Is every autograd graph (an SVG cell output) on every lesson page visible, with a non-zero size?"""
+    """Is every autograd graph (an SVG cell output) on every lesson page visible, with a non-zero size,
+    once the answer it may be folded in is opened?"""
     graphs_seen = 0
     for name in LESSONS:
         tab = page.open(f"{name}.html")
+        tab.evaluate("() => document.querySelectorAll('article details').forEach(d => { d.open = true; })")
         graphs = tab.locator("div.cell_output img[src$='.svg']")
         for i in range(graphs.count()):
             graph = graphs.nth(i)
@@ -242,20 +262,23 @@ def test_code_solution_toggle_opens_and_closes(page, site):
 
 
 def test_written_answer_toggle_opens_and_closes(page, site):
-    """Is a written answer (a Predict exercise) collapsed behind "Show solution", opening on a click?"""
-    name = lesson_with(site, 'class="toggle docutils container"')
+    """Is a written solution folded behind a toggle that says what it hides, opening on a click, and
+    closing again with the label "Hide ..."?"""
+    name = lesson_with(site, 'class="course-toggle"')
     tab = page.open(f"{name}.html")
-    details = tab.locator("details.toggle-details").first
-    answer = details.locator(".toggle-details__container")
+    details = tab.locator("details.course-toggle").first
+    answer = details.locator(".course-toggle__body")
     summary = details.locator("summary")
     summary.scroll_into_view_if_needed()
     assert not answer.is_visible()
-    assert summary.inner_text().strip() == "Show solution"
+    label = summary.inner_text().strip()
+    assert label in ("Show solution", "Show the explanation")
     summary.click()
     answer.wait_for(state="visible")
-    assert summary.inner_text().strip() == "Hide solution"
+    assert summary.inner_text().strip() == label.replace("Show", "Hide", 1)
     summary.click()
     answer.wait_for(state="hidden")
+    assert summary.inner_text().strip() == label
 
 
 @pytest.mark.parametrize("name", LESSONS)
@@ -265,7 +288,10 @@ def test_lesson_links_its_student_notebook(page, site, name):
     download = tab.locator(".lesson-links a.download")
     response = tab.request.get(page.base_url + download.get_attribute("href"))
     assert response.ok
-    assert response.body() == (ROOT / "course" / f"{name}.ipynb").read_bytes(), "not the student version"
+    offered = nbformat.reads(response.text(), as_version=4)
+    student = nbformat.read(ROOT / "course" / f"{name}.ipynb", as_version=4)
+    assert [c.source for c in offered.cells] == [c.source for c in student.cells], "not the student version"
+    assert not MACHINE_PATH.search(response.text()), "the download names a folder of the machine that ran it"
 
     repository = urlsplit(build_site_config("REPOSITORY")).path.strip("/")
     branch = build_site_config("BRANCH")
@@ -283,3 +309,256 @@ def _conf() -> dict:
 def build_site_config(name: str):
     """A value of site/conf.py, as the build saw it (the same environment variables apply)."""
     return _conf()[name]
+
+
+def test_no_page_or_download_names_a_folder_of_the_machine(site):
+    """Does no built page, and no notebook the site offers for download, hold a path of the machine that
+    executed the notebooks (a home or work folder, a virtual environment's site-packages)?"""
+    files = [*site.glob("*.html"), *site.glob("_downloads/*/*.ipynb"), *site.glob("_sources/**/*")]
+    assert any(path.suffix == ".ipynb" for path in files), "the site offers no notebook to download"
+    found = {path.relative_to(site).as_posix(): MACHINE_PATH.search(path.read_text(errors="replace")).group(0)
+             for path in files if path.is_file() and MACHINE_PATH.search(path.read_text(errors="replace"))}
+    assert found == {}
+
+
+# One traceback's text: the learner's frames are notebook cells ("Cell In[4], line 16"); a frame in a file
+# (torch, the standard library) is a single "File .../torch/x.py:12, in f" line, never followed by that
+# file's source lines ("    12 code" or "---> 12 code").
+SOURCE_LINE = re.compile(r"^\s*(?:-*>)?\s*\d+\s")
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_tracebacks_show_the_learners_frames_and_the_whole_message(page, site, name):
+    """Does every expected error show its message in full (wrapped, not cut off on the right), the
+    learner's own frames, and each run of torch's internal frames folded into one line?"""
+    tab = page.open(f"{name}.html")
+    tracebacks = tab.locator("div.output.traceback pre")
+    if not tracebacks.count():
+        pytest.skip(f"{name} shows no traceback")
+    for i in range(tracebacks.count()):
+        pre = tracebacks.nth(i)
+        assert pre.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), f"traceback {i + 1} is cut off"
+        lines = pre.inner_text().splitlines()
+        for before, after in itertools.pairwise(lines):
+            if before.startswith("File "):
+                assert not SOURCE_LINE.match(after), f"traceback {i + 1} shows code from inside: {before}"
+        assert not any("site-packages" in line for line in lines)
+        assert any(re.match(r"^[A-Z]\w*: \S", line) for line in lines), f"traceback {i + 1} has no message"
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_predict_answers_stay_folded_until_opened(page, site, name):
+    """In every Predict section, is the output that answers the question hidden behind "Show the
+    answer" until the reader opens it, and is the written explanation's toggle labelled as such?"""
+    tab = page.open(f"{name}.html")
+    sections = tab.locator("article section[id^='predict']")
+    if not sections.count():
+        pytest.skip(f"{name} has no Predict section")
+    for i in range(sections.count()):
+        section = sections.nth(i)
+        title = section.locator("h2, h3, h4").first.inner_text()
+        answers = section.locator("details.hide.below-input, details.hide.above-output")
+        assert answers.count() >= 1, f"{title}: its answer is printed in plain view"
+        answer = answers.first
+        summary, output = answer.locator("summary"), answer.locator(".cell_output")
+        summary.scroll_into_view_if_needed()
+        assert not output.is_visible(), f"{title}: the answer shows before it is opened"
+        assert summary.inner_text().strip() == "Show the answer"
+        summary.click()
+        output.wait_for(state="visible")
+        assert summary.inner_text().strip() == "Hide the answer"
+        labels = {s.strip() for s in section.locator("details.course-toggle > summary").all_inner_texts()}
+        assert labels <= {"Show the explanation"}, f"{title}: {labels}"
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_headings_have_unique_meaningful_anchors(page, site, name):
+    """Is every section's anchor unique and named after its heading (not #id1), and is every entry of
+    the page's table of contents distinct?"""
+    tab = page.open(f"{name}.html")
+    anchors = tab.evaluate("() => [...document.querySelectorAll('article section[id]')].map(s => s.id)")
+    assert len(anchors) == len(set(anchors)), [a for a in anchors if anchors.count(a) > 1]
+    assert not [a for a in anchors if re.fullmatch(r"id\d+", a)]
+    entries = [t.strip() for t in tab.locator("nav.page-toc a").all_inner_texts()]
+    assert entries and len(entries) == len(set(entries)), [e for e in entries if entries.count(e) > 1]
+
+
+@pytest.mark.parametrize("width", [1280, 1366])
+def test_table_of_contents_fits_the_window(browser, base_url, site, width):
+    """At laptop widths, does every entry of every lesson's "Contents" column fit in the window?"""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = Page(context, base_url)
+    for name in LESSONS:
+        tab = page.open(f"{name}.html")
+        cut = tab.evaluate("() => [...document.querySelectorAll('.bd-sidebar-secondary nav.page-toc *')]"
+                           ".filter(e => e.getBoundingClientRect().right > innerWidth + 1)"
+                           ".map(e => e.textContent.trim().slice(0, 60))")
+        assert cut == [], f"{name}: entries cut at the window's edge"
+    context.close()
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_code_fits_its_box_at_1280_px(page, site, name):
+    """At 1280 px, does no code cell or output scroll sideways (long lines wrap in the box)?"""
+    tab = page.open(f"{name}.html")
+    wide = tab.evaluate("() => [...document.querySelectorAll('article div.cell pre')]"
+                        ".filter(e => e.scrollWidth > e.clientWidth + 1)"
+                        ".map(e => e.textContent.slice(0, 60))")
+    assert wide == []
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_phone_does_not_pan_sideways(phone, site, name):
+    """On a 400 px phone, is the page no wider than the screen, and does no inline code or code cell
+    stick out of the text column?"""
+    tab = phone.open(f"{name}.html")
+    assert tab.evaluate("() => document.documentElement.scrollWidth") <= 400
+    sticking_out = tab.evaluate(
+        "() => [...document.querySelectorAll('article code, article div.cell pre')]"
+        ".filter(e => e.getBoundingClientRect().right > innerWidth + 1).map(e => e.textContent.slice(0, 40))")
+    assert sticking_out == []
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_images_and_toggles_say_what_they_are(page, site, name):
+    """Does every picture have alt text that says what it shows (not its file name), and every toggle a
+    label of its own (not the generic "Toggle hidden content")?"""
+    tab = page.open(f"{name}.html")
+    alts = tab.evaluate("() => [...document.querySelectorAll('article img')].map(i => i.getAttribute('alt'))")
+    assert alts, f"{name} shows no picture"
+    assert not [a for a in alts if not a or re.search(r"\.(svg|png|jpe?g)$|[0-9a-f]{32}", a)], alts
+    assert tab.locator("[aria-label='Toggle hidden content']").count() == 0
+    labels = {t.strip() for t in tab.locator("article details > summary").all_inner_texts()}
+    assert labels <= {"Show solution", "Show the answer", "Show the explanation"}, labels
+
+
+def test_graph_alt_text_names_its_functions(page, site):
+    """Does an autograd graph's alt text name the Functions it holds?"""
+    tab = page.open(f"{LESSONS[0]}.html")
+    alts = tab.evaluate("() => [...document.querySelectorAll('article img[src$=\".svg\"]')].map(i => i.alt)")
+    assert alts and all(alt.startswith("Autograd graph:") and "Backward" in alt for alt in alts), alts
+
+
+def test_check_report_heading_reads_in_dark_mode(browser, base_url, site):
+    """In dark mode, does the heading of a check() report have a contrast of at least 4.5:1?"""
+    name = lesson_with(site, 'class="ag-report"')
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
+    tab = Page(context, base_url).open(f"{name}.html")
+    assert tab.evaluate("() => document.documentElement.dataset.theme") == "dark"
+    ratio = tab.evaluate(CONTRAST_JS, tab.locator(".ag-report h3").first.element_handle())
+    context.close()
+    assert ratio >= 4.5
+
+
+# The contrast ratio (WCAG) of an element's text colour against the first opaque background behind it.
+CONTRAST_JS = """e => {
+  const rgb = c => c.match(/[\\d.]+/g).map(Number);
+  const luminance = ([r, g, b]) => [r, g, b].map(v => v / 255)
+    .map(v => v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)
+    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+  let back = e;
+  const clear = el => getComputedStyle(el).backgroundColor.startsWith('rgba(0, 0, 0, 0');
+  while (back && clear(back)) back = back.parentElement;
+  const [a, b] = [luminance(rgb(getComputedStyle(e).color)),
+                  luminance(rgb(back ? getComputedStyle(back).backgroundColor : 'rgb(255,255,255)'))];
+  return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+}"""
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_lesson_references_and_citations_are_links(page, site, name):
+    """Is every "Lesson N" of a lesson's prose a link to that lesson, and every cited PyTorch tutorial
+    or note a link to its page?"""
+    tab = page.open(f"{name}.html")
+    plain = tab.evaluate("""() => {
+      const walker = document.createTreeWalker(document.querySelector('article'), NodeFilter.SHOW_TEXT);
+      const found = [];
+      while (walker.nextNode()) {
+        const node = walker.currentNode, parent = node.parentElement;
+        if (parent.closest('a, code, pre, h1, h2, h3, h4, h5, h6, .cell_output, mjx-container')) continue;
+        if (/\\bLesson \\d\\b/i.test(node.textContent)) found.push(node.textContent.trim().slice(0, 80));
+      }
+      return found;
+    }""")
+    own = f"lesson {int(name[:2])}"
+    assert [text for text in plain if own not in text.lower()] == []
+    text = " ".join(tab.inner_text("article").split())
+    links = set(tab.evaluate("() => [...document.querySelectorAll('article a')].map(a => a.href)"))
+    for title, url in CITED.items():
+        if f'"{title.replace("`", "")}"' in text:
+            assert url in links, f"{name}: the citation of {title!r} is not a link to {url}"
+
+
+SEARCHES = {  # a term a learner types, and the lesson whose section is about it
+    "gradcheck": "04-gradcheck",
+    "retain_graph": "01-autograd-basics",
+    "save_for_backward": "02-custom-functions",
+    "torch.compile": "07-modern-functions",
+    "once_differentiable": "06-conv-bn-fusion",
+}
+
+
+@pytest.mark.parametrize("term", sorted(SEARCHES))
+def test_search_lands_on_the_section_and_highlights_the_term(page, site, term):
+    """Does a search list first the lesson whose section is about the term, with a snippet of lesson
+    text only, and does its link open that section, in view, with the term highlighted?"""
+    lesson = SEARCHES[term]
+    if lesson not in LESSONS:
+        pytest.skip(f"no lesson {lesson}")
+    tab = page.open(f"search.html?q={term}")
+    first = tab.locator("#search-results ul.search li").first
+    first.wait_for()
+    first.locator("p.context").wait_for()
+    link = first.locator("a").first
+    href = link.get_attribute("href")
+    assert href.startswith(f"{lesson}.html#"), href
+    snippet = first.locator("p.context").inner_text()
+    assert not re.search(r"System Settings|Light Dark|Contents", snippet), snippet
+    link.click()
+    tab.wait_for_load_state("load")
+    tab.locator("article span.highlighted").first.wait_for(state="attached")
+    anchor = tab.evaluate("() => location.hash.slice(1)")
+    assert anchor == href.split("#", 1)[1]
+    section = tab.locator(f"section[id='{anchor}']")
+    tab.wait_for_function("id => { const r = document.getElementById(id).getBoundingClientRect();"
+                          " return r.top < innerHeight && r.bottom > 0; }", arg=anchor)
+    assert term.lower() in section.inner_text().lower()
+    assert section.locator("span.highlighted").count() > 0, "the term is not highlighted in the section"
+    assert page.problems == [] and page.external == []
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_phone_gets_an_index_of_the_lessons_sections(phone, site, name):
+    """On a phone, where the "Contents" column is folded away, does the top of a lesson list every one
+    of its sections, each link going to that section?"""
+    tab = phone.open(f"{name}.html")
+    index = tab.locator("nav.course-index")
+    assert index.is_visible()
+    targets = [href.split("#", 1)[1] for href in
+               tab.evaluate("() => [...document.querySelectorAll('nav.course-index a')].map(a => a.href)")]
+    sections = tab.evaluate("() => [...document.querySelectorAll('article section > h2')]"
+                            ".map(h => h.parentElement.id)")
+    assert targets == sections
+
+
+RAW_MATH_JS = """() => {
+  const walker = document.createTreeWalker(document.querySelector('article'), NodeFilter.SHOW_TEXT);
+  const raw = [];
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    if (node.parentElement.closest('code, pre, mjx-container, script, style, .cell_output')) continue;
+    const text = node.textContent;
+    const leaks = text.includes('$$') || /\\\\[a-zA-Z]{2,}/.test(text) || /\\$[^$\\s][^$]*\\$/.test(text);
+    if (leaks) raw.push(text.trim());
+  }
+  return raw;
+}"""
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_every_formula_renders(page, site, name):
+    """Is every formula of the lesson typeset: no text outside rendered math holds `$$`, a TeX command
+    (`\\frac`, `\\log`) or a pair of `$`? (Math that leaks into prose leaves its TeX behind as text.)"""
+    tab = page.open(f"{name}.html")
+    assert tab.evaluate(RAW_MATH_JS) == []

@@ -1,0 +1,151 @@
+"""The course site's own HTML: toggles that say what they hide, and images that say what they show.
+
+- `{course-toggle} Show the explanation` folds its content behind a native <details> whose summary is
+  that label (and "Hide ..." once open): no script needed, and a screen reader reads the label.
+- myst-nb's folded code cells lose their generic aria-label "Toggle hidden content", so that their
+  visible prompt ("Show solution", "Show the answer") is what assistive technology announces.
+- An image in a cell output gets alt text from its content: an autograd graph lists its Functions and
+  tensors, a plot names its title and axes as the cell's code sets them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from html import escape
+from pathlib import Path
+from typing import ClassVar
+from xml.etree import ElementTree
+
+from docutils import nodes
+from docutils.parsers.rst import Directive, directives
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+class course_toggle(nodes.Element):
+    """Content folded behind a labelled <details>."""
+
+
+class CourseToggle(Directive):
+    required_arguments = 1
+    final_argument_whitespace = True
+    has_content = True
+    option_spec: ClassVar[dict] = {"hide": directives.unchanged}
+
+    def run(self):
+        self.assert_has_content()
+        show = self.arguments[0].strip()
+        hide = self.options.get("hide") or re.sub(r"^Show\b", "Hide", show)
+        node = course_toggle(show=show, hide=hide)
+        self.state.nested_parse(self.content, self.content_offset, node)
+        return [node]
+
+
+def summary(show: str, hide: str) -> str:
+    return ('<summary><span class="course-toggle__show">' + escape(show) + "</span>"
+            '<span class="course-toggle__hide">' + escape(hide) + "</span></summary>\n")
+
+
+def visit_course_toggle(self, node):
+    self.body.append('<details class="course-toggle">\n' + summary(node["show"], node["hide"])
+                     + '<div class="course-toggle__body">\n')
+
+
+def depart_course_toggle(self, node):
+    self.body.append("</div>\n</details>\n")
+
+
+def visit_hidden_cell(self, node):
+    """myst-nb's folded cell part, with the visible prompt as its only label."""
+    classes = " ".join(node["classes"])
+    self.body.append(f'<details class="admonition hide {classes}">\n<summary>\n'
+                     f'<p class="collapsed admonition-title">{escape(node["prompt_show"])}</p>\n'
+                     f'<p class="expanded admonition-title">{escape(node["prompt_hide"])}</p>\n'
+                     "</summary>\n")
+
+
+def depart_hidden_cell(self, node):
+    self.body.append("</details>\n")
+
+
+def graph_alt(svg: bytes) -> str | None:
+    """"Autograd graph: Functions ...; tensors ..." for a graph drawn by graphviz, else None."""
+    try:
+        root = ElementTree.fromstring(svg)
+    except ElementTree.ParseError:
+        return None
+    functions, tensors = [], []
+    for group in root.iter(f"{SVG}g"):
+        if group.get("class") != "node":
+            continue
+        label = " ".join(t.text.strip() for t in group.iter(f"{SVG}text") if t.text and t.text.strip())
+        if not label:
+            continue
+        name = label.split(" ", 1)[0]
+        is_function = name.endswith("Grad") or "Backward" in name
+        target = functions if is_function else tensors
+        if label not in target:
+            target.append(label)
+    if not functions and not tensors:
+        return None
+    parts = []
+    if functions:
+        parts.append("Functions " + ", ".join(functions))
+    if tensors:
+        parts.append("tensors " + ", ".join(tensors))
+    return "Autograd graph: " + "; ".join(parts) + "."
+
+
+def plot_alt(code: str) -> str:
+    """"Plot: <title>, <y label> against <x label>", from the calls that set them in the cell's code."""
+    def first(name):
+        # name("text"), set_name("text") or name="text" (as in ax.set(xlabel=...))
+        match = re.search(rf"\b(?:set_)?{name}(?:\(\s*|\s*=\s*)[rf]?([\"'])(.+?)\1", code)
+        return re.sub(r"[${}\\]", "", match.group(2)) if match else None
+    kind = "Heat map" if "imshow" in code or "pcolormesh" in code else "Plot"
+    title, x, y = first("title"), first("xlabel"), first("ylabel")
+    words = [title] if title else []
+    if x and y:
+        log_scale = "log" in code.split("ylabel", 1)[-1][:60]
+        words.append(f"{y} against {x}" + (" (log scale)" if log_scale else ""))
+    return f"{kind} drawn by the cell above" + (": " + ", ".join(words) if words else "") + "."
+
+
+def cell_source(node) -> str:
+    """The code of the notebook cell an output image belongs to."""
+    while node is not None and node.get("nb_element") != "cell_code":
+        node = node.parent
+    if node is None:
+        return ""
+    sources = [n for n in node.findall(nodes.literal_block)]
+    return sources[0].astext() if sources else ""
+
+
+def describe_images(app, doctree, docname):
+    """Alt text for every cell-output image that has none (myst-nb gives it its hashed file name)."""
+    for image in doctree.findall(nodes.image):
+        uri = image.get("uri", "")
+        if image.get("alt") and image["alt"] != uri:
+            continue
+        path = Path(uri) if Path(uri).is_absolute() else Path(app.srcdir) / uri
+        alt = None
+        if path.suffix == ".svg" and path.exists():
+            alt = graph_alt(path.read_bytes())
+        if alt is None:
+            alt = plot_alt(cell_source(image))
+        image["alt"] = alt
+
+
+def setup(app):
+    from myst_nb.sphinx_ import HideCodeCellNode
+
+    # Sphinx re-reads every page when an "env" setting changes: this one changes with this file, so that
+    # an edit here reaches every page (the build otherwise re-reads only the pages whose source changed).
+    source_hash = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    app.add_config_value("course_html_source", source_hash, "env")
+    app.add_node(course_toggle, html=(visit_course_toggle, depart_course_toggle))
+    app.add_directive("course-toggle", CourseToggle)
+    app.add_node(HideCodeCellNode, override=True, html=(visit_hidden_cell, depart_hidden_cell))
+    app.connect("doctree-read", lambda app, doctree: describe_images(app, doctree, app.env.docname))
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
