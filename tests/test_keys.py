@@ -139,7 +139,7 @@ def test_a_reference_that_computes_the_same_keeps_the_results(runs):
 def test_staleness_asks_every_part_of_the_key():
     """Does every part of the key make a result stale when it differs, and only then?"""
     key = {"submission": "s", "assignment": "a", "grader": "1", "seed": 0, "limits": {"x": 1},
-           "extra_files": [], "definition": "d"}
+           "extra_files": [], "definition": "d", "isolation": "container"}
     assert staleness({"extra_data": {"key": dict(key)}}, key) == ""
     assert staleness(None, key) == "new"
     assert "earlier version" in staleness({"extra_data": {}}, key)

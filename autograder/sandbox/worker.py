@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 import traceback
+import types
 from typing import Any
 
 from autograder.measure.probe import explain, measure
@@ -150,7 +151,12 @@ def run(messages: int, control: int, payload: dict, snapshot: Snapshot) -> None:
     problems = {p["name"]: (Spec.from_dict(p), p["cases"]) for p in payload["problems"]}
     unwritten = write_modules(payload.get("modules") or {})
     del payload
-    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    # The cells' namespace is the __main__ module, as in Jupyter: code that looks a global up through
+    # sys.modules["__main__"] (torch.compile does) finds it.
+    main = types.ModuleType("__main__")
+    main.__builtins__ = builtins
+    sys.modules["__main__"] = main
+    namespace: dict[str, Any] = main.__dict__
     if unwritten:
         send(messages, {"event": "cell-error", "index": -1, "type": "OSError",
                         "error": "The grader could not write these files beside your notebook: "

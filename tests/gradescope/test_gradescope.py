@@ -7,8 +7,10 @@ which installs Gradescope's own, needs Ubuntu and the internet: it is checked fo
 """
 
 import base64
+import html
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -35,10 +37,10 @@ import os
 for path in ({source!r}, {settings!r}, {results!r}):
     try:
         if os.path.isdir(path):
-            os.listdir(path)
+            print("LISTED", path, sorted(os.listdir(path)))
         else:
             open(path).read()
-        print("READ", path)
+            print("READ", path)
     except OSError as error:
         print("DENIED", path, type(error).__name__)
 print("{{\\"score\\": 100}}")
@@ -295,7 +297,11 @@ def test_student_code_cannot_read_the_grader_files(graded):
     root, _ = graded["snoop"]
     printed = document["output"]
     assert "READ" not in printed
-    assert printed.count("DENIED") == 3
+    # in a container, source/ exists only as the way to the grader's package (here, as in a run with
+    # PYTHONPATH on it): nothing else of it, not the settings, not the hidden tests, not results/
+    listed = re.findall(r"LISTED \S+ (\[[^\]]*\])", html.unescape(printed))
+    assert all(names == "['autograder']" for names in listed), listed
+    assert printed.count("DENIED") + len(listed) == 3 and printed.count("DENIED") >= 2
     assert stat.S_IMODE((root / "source").stat().st_mode) == 0o700
     assert document["score"] == 0
 

@@ -234,7 +234,7 @@ def test_formula_names_are_text_in_both_csvs(batch):
 def test_markup_from_a_worker_is_text(batch):
     """Do markup in a Function's graph labels (a javascript: link, a label Graphviz cannot parse), in
     printed output and in a cell's error reach the feedback page as text only, while the wrong Functions
-    fail their gradient checks with their graphs drawn and the right ones keep full marks?"""
+    fail their gradient checks and the right ones keep full marks?"""
     for problem in ("KillHead", "MyReLU"):
         assert all(t["status"] == "passed" for t in batch.problem("markup", problem))
     for problem in ("Exp", "LinearFunction"):
@@ -242,6 +242,7 @@ def test_markup_from_a_worker_is_text(batch):
         assert gradient["status"] == "failed" and gradient["score"] == 0
     page = (batch.out / "markup" / "feedback.html").read_text()
     assert_no_live_markup(page)
-    assert page.count('class="graph"') >= 2 and "could not draw" not in page  # both graphs drawn by dot
+    assert "could not draw" not in page  # (graphs are drawn where they explain: none for these failures)
     assert "&lt;script&gt;alert" in page and "onerror=alert(1)&gt;" in page
-    assert "&lt;&lt;TABLE HREF=&quot;javascript:alert(1)&quot;" in page and "&lt;&lt;b&gt;" in page
+    # (no graph is drawn under a first-derivative failure, so the labels do not reach this page; their
+    # escaping in a drawn graph is tests/report/test_escaping.py's)
