@@ -108,12 +108,7 @@ def new_namespaces() -> bool:
     uid, gid = os.geteuid(), os.getegid()
     if libc().unshare(ctypes.c_int(flags | CLONE_NEWUSER)) != 0:
         return False
-    try:
-        _write("/proc/self/setgroups", "deny")
-        _write("/proc/self/uid_map", f"{uid} {uid} 1")
-        _write("/proc/self/gid_map", f"{gid} {gid} 1")
-    except OSError:
-        pass
+    container.map_own_ids(None, uid, gid)
     return True
 
 

@@ -26,7 +26,7 @@ import os
 import platform
 import struct
 
-from autograder.sandbox.kernel import libc
+from autograder.sandbox.kernel import PR_SET_DUMPABLE, libc, prctl
 
 CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x02000000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWTIME = 0x10000000, 0x20000000, 0x40000000, 0x00000080
@@ -273,15 +273,21 @@ def enter_own_user() -> bool:
     its own processes only. False where the kernel refuses it (the worker then goes on without)."""
     uid, gid = os.geteuid(), os.getegid()
     # setuid() made this process undumpable, which gives its /proc files to root: its own maps included
-    libc().prctl(ctypes.c_int(4), ctypes.c_ulong(1), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
+    prctl(PR_SET_DUMPABLE, 1)
     try:
         unshare(CLONE_NEWUSER)
     except ContainerError:
         return False
+    return map_own_ids(WORKER_UID, uid, gid)
+
+
+def map_own_ids(inside: int | None, uid: int, gid: int) -> bool:
+    """In a user namespace this process just made: its own user and group ids on the outside, as `inside`
+    (None: the same numbers). False when the maps could not be written."""
     try:
-        _write("/proc/self/setgroups", "deny")
-        _write("/proc/self/uid_map", f"{WORKER_UID} {uid} 1")
-        _write("/proc/self/gid_map", f"{WORKER_UID} {gid} 1")
+        _write("/proc/self/setgroups", "deny")  # an ordinary user may map its own group only so
+        _write("/proc/self/uid_map", f"{uid if inside is None else inside} {uid} 1")
+        _write("/proc/self/gid_map", f"{gid if inside is None else inside} {gid} 1")
     except OSError:
         return False
     return True
