@@ -45,11 +45,6 @@ class Group:
         for folder in self.folders:
             _write(os.path.join(folder, "cgroup.procs"), str(pid))
 
-    def procs(self) -> list[str]:
-        """The files a process writes its pid to, to join the group (the clean parent does it for each
-        worker, which is then born inside)."""
-        return [os.path.join(folder, "cgroup.procs") for folder in self.folders]
-
     def pids(self) -> set[int]:
         found = set()
         for folder in self.folders:

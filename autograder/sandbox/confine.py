@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from autograder import config
 from autograder.sandbox import container
 from autograder.sandbox.kernel import (  # noqa: F401 - re-exported for the sandbox's other modules
+    CAPABILITY_VERSION_3,
     PR_GET_CHILD_SUBREAPER,
     PR_SET_CHILD_SUBREAPER,
     PR_SET_DUMPABLE,
@@ -31,8 +32,7 @@ from autograder.sandbox.kernel import (  # noqa: F401 - re-exported for the sand
 )
 from autograder.sandbox.seccomp import seccomp
 
-CAP_DAC_READ_SEARCH, CAPABILITY_VERSION_3 = 2, 0x20080522
-CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWNET = 0x08000000, 0x10000000, 0x40000000
+CAP_DAC_READ_SEARCH = 2
 
 
 @dataclass(frozen=True)
@@ -102,11 +102,11 @@ def new_namespaces() -> bool:
     """An IPC namespace (no System V shared memory, semaphores or message queues shared with another
     submission: they vanish with the worker) and a network namespace with no interface but a loopback
     that is down. As root directly; otherwise inside a user namespace that maps the same user id."""
-    flags = CLONE_NEWIPC | CLONE_NEWNET
+    flags = container.CLONE_NEWIPC | container.CLONE_NEWNET
     if os.geteuid() == 0:
         return libc().unshare(ctypes.c_int(flags)) == 0
     uid, gid = os.geteuid(), os.getegid()
-    if libc().unshare(ctypes.c_int(flags | CLONE_NEWUSER)) != 0:
+    if libc().unshare(ctypes.c_int(flags | container.CLONE_NEWUSER)) != 0:
         return False
     container.map_own_ids(None, uid, gid)
     return True

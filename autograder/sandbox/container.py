@@ -26,7 +26,7 @@ import os
 import platform
 import struct
 
-from autograder.sandbox.kernel import PR_SET_DUMPABLE, libc, prctl
+from autograder.sandbox.kernel import CAPABILITY_VERSION_3, PR_SET_DUMPABLE, libc, prctl
 
 CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x02000000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWTIME = 0x10000000, 0x20000000, 0x40000000, 0x00000080
@@ -296,7 +296,6 @@ def map_own_ids(inside: int | None, uid: int, gid: int) -> bool:
 _PR_CAPBSET_DROP, _PR_SET_SECUREBITS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 28, 47, 4
 # root gains nothing by being root, set-user-id changes keep nothing, no ambient capability: all locked
 _SECUREBITS = 0b11101111
-_CAPABILITY_VERSION_3 = 0x20080522
 
 
 def drop_capabilities() -> bool:
@@ -316,7 +315,7 @@ def drop_capabilities() -> bool:
                   ctypes.c_ulong(0))
     lib.prctl(ctypes.c_int(_PR_CAP_AMBIENT), ctypes.c_ulong(_PR_CAP_AMBIENT_CLEAR_ALL), ctypes.c_ulong(0),
               ctypes.c_ulong(0), ctypes.c_ulong(0))
-    header = (ctypes.c_uint32 * 2)(_CAPABILITY_VERSION_3, 0)
+    header = (ctypes.c_uint32 * 2)(CAPABILITY_VERSION_3, 0)
     data = (ctypes.c_uint32 * 6)(0, 0, 0, 0, 0, 0)
     lib.capset(header, data)
     return capabilities() == 0

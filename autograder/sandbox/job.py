@@ -280,9 +280,7 @@ class Job:
             self.todo.remove(self.current)  # explaining it took too long: it is judged without the pictures
             self.current = None
             self.deadline = float("inf")
-            kill_group(self.pid)  # the worker and all it started; a new one measures the problems left
-            kill_tree(self.pid, keep_root=False)
-            self.end_container()
+            self.kill()  # the worker and all it started; a new one measures the problems left
         elif self.loaded:
             self.stop("The process running your code stopped responding between two problems.")
         else:
@@ -298,9 +296,7 @@ class Job:
         if reason:
             self.todo = []
         self.stopped = True
-        kill_group(self.pid)
-        kill_tree(self.pid, keep_root=False)
-        self.end_container()
+        self.kill()
         self.deadline = float("inf")
 
     def exited(self) -> bool:
@@ -331,6 +327,12 @@ class Job:
                     self.take(chunk)
                 else:
                     self.keep_output(chunk)
+
+    def kill(self) -> None:
+        """Kills the worker and everything it started (its group, its tree, its container)."""
+        kill_group(self.pid)
+        kill_tree(self.pid, keep_root=False)
+        self.end_container()
 
     def end_container(self) -> None:
         """Ends the worker's PID namespace, whatever is left in it, by killing its init (through its

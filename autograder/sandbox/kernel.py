@@ -7,6 +7,7 @@ import ctypes
 
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_KEEPCAPS, PR_SET_NO_NEW_PRIVS = 1, 4, 8, 38
 PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER = 36, 37
+CAPABILITY_VERSION_3 = 0x20080522  # capset()'s header: two 32-bit words per set
 _LIBC: list = []
 
 

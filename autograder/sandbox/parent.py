@@ -65,7 +65,7 @@ class Server:
                 raise ContainerUnavailable("not asked for")
             self._start(fork, contained=True)
         except ContainerUnavailable as error:
-            if not (fallback or not container):
+            if container and not fallback:
                 raise ContainerUnavailable(unavailable_message(str(error))) from None
             self._start(fork, contained=False)
             self.isolation = f"none: the container could not be made: {error}"

@@ -65,10 +65,10 @@ def pid_of(pidfd: int) -> int:
     return 0
 
 
-def kill_tree(root: int, keep_root: bool = True, keep: set[int] = frozenset()) -> int:
-    """Kills every descendant of root but those in keep (and root itself unless keep_root), again and
-    again until none is left alive: processes forking while they are being killed (a fork bomb) are
-    caught in a later round. Returns how many it found alive at first."""
+def kill_tree(root: int, keep_root: bool = True) -> int:
+    """Kills every descendant of root (and root itself unless keep_root), again and again until none is
+    left alive: processes forking while they are being killed (a fork bomb) are caught in a later round.
+    Returns how many it found alive at first."""
     found = 0
     for _ in range(100):
         table = _processes()
@@ -79,7 +79,7 @@ def kill_tree(root: int, keep_root: bool = True, keep: set[int] = frozenset()) -
         while stack:
             pid = stack.pop()
             stack += children.get(pid, [])
-            if table[pid][2] not in ("Z", "X") and pid not in keep:
+            if table[pid][2] not in ("Z", "X"):
                 alive.append(pid)
         if not keep_root and root in table and table[root][2] not in ("Z", "X"):
             alive.append(root)

@@ -280,8 +280,16 @@ def start(fd: int, grader: int, sync: int, go: int, contained: bool) -> None:
     try:
         _start(fd, grader, sync, go, contained)
     except Exception as error:  # noqa: BLE001 - said to the grader, which says it to the instructor
-        with contextlib.suppress(OSError):
-            os.write(sync, b"x" + f"{type(error).__name__}: {error}".encode(errors="replace"))
+        _refused(sync, error)
+
+
+def _refused(sync: int, error: Exception) -> None:
+    """Tells the grader (`x` on `sync`) why the container could not be made: the kernel's reason as
+    container.py words it, or the exception."""
+    worded = isinstance(error, OSError) and error.strerror
+    reason = error.strerror if worded else f"{type(error).__name__}: {error}"
+    with contextlib.suppress(OSError):
+        os.write(sync, b"x" + reason.encode(errors="replace"))
 
 
 def _start(fd: int, grader: int, sync: int, go: int, contained: bool) -> None:
@@ -300,11 +308,7 @@ def _start(fd: int, grader: int, sync: int, go: int, contained: bool) -> None:
     # libseccomp is found by running ldconfig: before the PID namespace, whose first child must be the
     # clean parent
     seccomp_program()
-    try:
-        container.outer_namespaces()
-    except OSError as error:
-        os.write(sync, b"x" + str(error).encode(errors="replace"))
-        return
+    container.outer_namespaces()
     os.write(sync, b"u")
     if os.read(go, 1) != b"m":
         return
@@ -314,7 +318,7 @@ def _start(fd: int, grader: int, sync: int, go: int, contained: bool) -> None:
         try:
             container.build_root(paths)
         except Exception as error:  # noqa: BLE001 - said to the grader, which says it to the instructor
-            os.write(sync, b"x" + f"{type(error).__name__}: {error}".encode(errors="replace"))
+            _refused(sync, error)
             os._exit(0)
         os.write(sync, b"r")
         os.close(sync)

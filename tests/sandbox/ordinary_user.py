@@ -8,6 +8,7 @@ their hash), so that only the first session on a machine pays for the packages.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import pwd
@@ -20,9 +21,10 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 NAME = "autograder-test"
+LOCK = "/tmp/autograder-test-user.lock"  # taken by whichever test process prepares the user
 # What the copy leaves out: the root's environment, the history, what builds and tests leave behind.
-IGNORED = shutil.ignore_patterns(".venv", ".git", "build", "__pycache__", ".pytest_cache", ".ruff_cache",
-                                 "node_modules", "*.egg-info", ".jupyter_cache", "demo-feedback")
+IGNORED = shutil.ignore_patterns(".venv", ".venv-*", ".git", "build", "__pycache__", ".pytest_cache",
+                                 ".ruff_cache", "node_modules", "*.egg-info", ".jupyter_cache", "demo-feedback")
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,15 @@ def _stamp() -> str:
 
 
 def ordinary_user() -> User:
-    """The account, with a fresh copy of the project and an up-to-date environment."""
+    """The account, with a copy of the project as it is now and an up-to-date environment. Test files
+    running at once (pytest-xdist) call this together: one lock makes them take turns, and the copy is
+    made again only when the project changed, never under a grader that runs from it."""
+    with open(LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _prepared()
+
+
+def _prepared() -> User:
     try:
         entry = pwd.getpwnam(NAME)
     except KeyError:
@@ -119,9 +129,12 @@ def ordinary_user() -> User:
     home = Path(entry.pw_dir)
     home.chmod(0o700)  # the user's own secrets live here: only it may look
     user = User(entry.pw_uid, entry.pw_gid, home, home / "project", home / "venv" / "bin" / "python")
-    shutil.rmtree(user.project, ignore_errors=True)
-    shutil.copytree(ROOT, user.project, ignore=IGNORED, symlinks=True)
-    user.own(user.project)
+    copied, now = user.project / ".copied", _project_stamp()
+    if not copied.exists() or copied.read_text() != now:
+        shutil.rmtree(user.project, ignore_errors=True)
+        shutil.copytree(ROOT, user.project, ignore=IGNORED, symlinks=True)
+        copied.write_text(now)
+        user.own(user.project)
     stamp = home / "venv" / ".stamp"
     if not stamp.exists() or stamp.read_text() != _stamp():
         shutil.rmtree(home / "venv", ignore_errors=True)
@@ -133,3 +146,15 @@ def ordinary_user() -> User:
         stamp.write_text(_stamp())
         os.chown(stamp, user.uid, user.gid)
     return user
+
+
+def _project_stamp() -> str:
+    """What the copy is a copy of: every file the copy takes, by path, size and modification time."""
+    digest = hashlib.sha256()
+    for folder, dirs, files in os.walk(ROOT):
+        dirs[:] = sorted(set(dirs) - IGNORED(folder, dirs))
+        for name in sorted(set(files) - IGNORED(folder, files)):
+            info = os.lstat(os.path.join(folder, name))
+            digest.update(f"{os.path.relpath(os.path.join(folder, name), ROOT)} {info.st_size} "
+                          f"{info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
