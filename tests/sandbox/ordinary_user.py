@@ -24,7 +24,8 @@ NAME = "autograder-test"
 LOCK = "/tmp/autograder-test-user.lock"  # taken by whichever test process prepares the user
 # What the copy leaves out: the root's environment, the history, what builds and tests leave behind.
 IGNORED = shutil.ignore_patterns(".venv", ".venv-*", ".git", "build", "__pycache__", ".pytest_cache",
-                                 ".ruff_cache", "node_modules", "*.egg-info", ".jupyter_cache", "demo-feedback")
+                                 ".ruff_cache", "node_modules", "*.egg-info", ".jupyter_cache",
+                                 "demo-feedback")
 
 
 @dataclass(frozen=True)
