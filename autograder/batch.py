@@ -285,7 +285,8 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
         raise UsageError(f"Could not write {out / 'grades.csv'} ({error.strerror or error}). Every "
                          f"submission graded so far is saved: free some space and run the same command "
                          f"again.") from None
-    batch.report = _class_report(out, assignment, ordered)
+    codes = {s.id: s.cells for s in subs if s.id in rows and not s.error}
+    batch.report = _class_report(out, assignment, ordered, codes)
     batch.unreadable = [f"{s.id} ({s.where}: {s.error})" for s in subs if s.unreadable]
     batch.warnings = warnings
     order = {s.id: i for i, s in enumerate(subs)}
@@ -293,11 +294,27 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
     return batch
 
 
-def _class_report(out: Path, assignment: Assignment, ordered: list[tuple[str, dict]]) -> Path | None:
+def starter_notebook(assignment: Assignment) -> Path | None:
+    """The student version of the assignment's lesson (course/<lesson>.ipynb), where the grader runs from
+    the course's repository: what every student started from."""
+    path = Path(autograder.__file__).resolve().parent.parent / "course" / f"{assignment.lesson}.ipynb"
+    return path if path.is_file() else None
+
+
+def _class_report(out: Path, assignment: Assignment, ordered: list[tuple[str, dict]],
+                  codes: dict[str, list[str]]) -> Path | None:
+    from autograder.intake.loader import read_cells
     from autograder.report.classreport import class_report
 
+    starter, notebook = [], starter_notebook(assignment)
+    if notebook is not None:
+        try:
+            starter = read_cells(notebook)
+        except (ValueError, OSError):
+            notebook = None
+    name = f"course/{notebook.name}" if notebook else ""
     try:
-        write_atomic(out / "report.html", class_report(assignment, ordered))
+        write_atomic(out / "report.html", class_report(assignment, ordered, codes, starter, name))
     except OSError as error:
         say(f"could not write {out / 'report.html'} ({error.strerror or error}); the grades are written.")
         return None

@@ -170,7 +170,7 @@ def near_identical(codes: dict[str, list[str]], starter: list[str] = ()) -> list
         own[sid] = set().union(*map(shingles, units)) - starter_shingles if units else set()
         definitions[sid] = {u.text: u.label for u in units if u.label}
     counts = Counter(s for mine in own.values() for s in mine)
-    common = max(COMMON_AT_LEAST, COMMON_SHARE * len(codes))
+    common = common_count(len(codes))
     holders: dict[int, list[str]] = {}
     for sid, mine in own.items():
         mine -= {s for s in mine if counts[s] > common}
@@ -187,6 +187,11 @@ def near_identical(codes: dict[str, list[str]], starter: list[str] = ()) -> list
                        if texts[t] <= common})
         pairs.append(Pair(a, b, round(similarity, 3), shared, same))
     return sorted(pairs, key=lambda p: (-p.similarity, p.a, p.b))
+
+
+def common_count(submissions: int) -> float:
+    """Code in more submissions than this is everyone's (see the module's docstring)."""
+    return max(COMMON_AT_LEAST, COMMON_SHARE * submissions)
 
 
 def groups(pairs: list[Pair]) -> list[list[str]]:

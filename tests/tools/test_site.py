@@ -15,7 +15,6 @@ import itertools
 import json
 import re
 import runpy
-import shutil
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -33,8 +32,6 @@ SITE = ROOT / "build" / "site"
 SCREENSHOTS = ROOT / "build" / "site-screenshots"
 LESSONS = [path.stem for path in build_site.lessons(ROOT / "solutions")]
 PAGES = sorted(path.stem for path in (ROOT / "site").glob("*.md") if path.stem != "index")  # instructors, ...
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 # A path of the machine that executed a notebook: a home, work or temporary folder, a hidden folder of the
 # home (~/.pyenv), or installed packages.
 MACHINE_PATH = re.compile(r"(?<![\w.])/(?:home|Users|work|root|tmp)/[\w.-]+|(?<![\w.])~/\.[\w-]+"
@@ -77,19 +74,6 @@ def base_url(site):
     yield f"http://127.0.0.1:{server.server_port}/"
     server.shutdown()
     server.server_close()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.fail("Chromium is not installed: run `make setup-browser` (it installs Debian's chromium).")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 def is_local(url: str) -> bool:
