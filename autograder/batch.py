@@ -285,7 +285,7 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
         raise UsageError(f"Could not write {out / 'grades.csv'} ({error.strerror or error}). Every "
                          f"submission graded so far is saved: free some space and run the same command "
                          f"again.") from None
-    codes = {s.id: s.cells for s in subs if s.id in rows and not s.error}
+    codes = {s.id: [*s.cells, *s.modules.values()] for s in subs if s.id in rows and not s.error}
     batch.report = _class_report(out, assignment, ordered, codes)
     batch.unreadable = [f"{s.id} ({s.where}: {s.error})" for s in subs if s.unreadable]
     batch.warnings = warnings
