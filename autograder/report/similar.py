@@ -154,8 +154,9 @@ def _raw_tokens(code: str) -> list[str]:
 def shingles(unit: Unit) -> set[int]:
     tokens = unit.tokens
     runs = [tokens[i:i + SHINGLE] for i in range(max(1, len(tokens) - SHINGLE + 1))]
-    return {int.from_bytes(hashlib.blake2b(" ".join(r).encode(), digest_size=8).digest(), "big")
-            for r in runs}
+    # surrogatepass: a cell may hold lone surrogates (bytes that were not UTF-8)
+    return {int.from_bytes(hashlib.blake2b(" ".join(r).encode("utf-8", "surrogatepass"),
+                                           digest_size=8).digest(), "big") for r in runs}
 
 
 def near_identical(codes: dict[str, list[str]], starter: list[str] = ()) -> list[Pair]:

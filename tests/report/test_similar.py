@@ -81,3 +81,8 @@ def test_the_answer_most_of_a_class_writes_is_everyones_but_a_rarer_copy_is_list
 def test_a_cell_python_cannot_parse_is_compared_without_its_comments():
     broken = "def f(x:\n    return x  # mine\n"
     assert units_of(broken) == units_of("def f(x:   # other\n    return x\n")
+
+
+def test_code_with_bytes_that_were_not_utf8_or_nested_past_the_parser_is_compared_without_failing():
+    odd = "x = '\udc80'\n" + "y = " + "(" * 100_000 + "\n"
+    assert near_identical({"a": [odd], "b": [odd]}) == []  # compared, and too short to be listed
