@@ -187,7 +187,11 @@ def class_report(assignment, rows: list[tuple[str, dict]], codes: dict[str, list
     problems = [p.name for p in assignment.problems]
     data = summarize(problems, rows)
     columns, table = student_table(problems, data["students"])
-    pairs = similar.near_identical(codes, starter) if codes else []
+    failed = ""
+    try:
+        pairs = similar.near_identical(codes, starter) if codes else []
+    except Exception as error:  # noqa: BLE001 - code the comparison cannot read costs its section only
+        pairs, failed = [], type(error).__name__
     data["similar"] = [dataclasses.asdict(p) for p in pairs]
     maxima = {p.name: p.max_score for p in assignment.problems}
     totals = data["totals"]
@@ -203,5 +207,5 @@ def class_report(assignment, rows: list[tuple[str, dict]], codes: dict[str, list
         total_chart=bars_svg(_histogram(totals, assignment.max_score),
                              f"submissions per total score (out of {assignment.max_score:g})"),
         charts=charts, embedded=embedded, columns=columns, table=table,
-        compared=len(codes or {}), pairs=pairs, groups=similar.groups(pairs), starter=starter_name,
-        similar=similar, common=similar.common_count(len(codes or {})))
+        compared=0 if failed else len(codes or {}), failed=failed, pairs=pairs, groups=similar.groups(pairs),
+        starter=starter_name, similar=similar, common=similar.common_count(len(codes or {})))

@@ -70,6 +70,18 @@ def test_without_the_code_the_page_says_it_compared_nothing():
     assert "Not compared: the report was written without the submissions' code." in page
 
 
+def test_a_comparison_that_fails_costs_its_section_only(monkeypatch):
+    from autograder.course import find_assignment
+    from autograder.report import similar
+
+    def broken(codes, starter):
+        raise RecursionError
+
+    monkeypatch.setattr(similar, "near_identical", broken)
+    page = class_report(find_assignment("custom-functions"), [("a", {"score": 0, "tests": []})], {"a": ["x"]})
+    assert "Not compared: the comparison failed (RecursionError)" in page and 'id="students-table"' in page
+
+
 @pytest.mark.browser
 def test_the_table_sorts_by_a_click_and_by_the_keyboard_offline_within_1280_px(browser, report):
     path, rows = report
