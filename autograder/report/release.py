@@ -71,6 +71,7 @@ def recipients(graded: list[Graded], by: str, policy: str,
             else:
                 mine.setdefault(name.casefold() if by == "email" else name, []).append((person, g))
     if lacking:
+        lacking = list(dict.fromkeys(lacking))  # a group's submission once
         shown = ", ".join(lacking[:10]) + (" ..." if len(lacking) > 10 else "")
         raise ReleaseError(f"{_WHAT[by]} is needed for every submission, and {len(lacking)} have none: "
                            f"{shown}. Nothing was written. Use --name-by id (the submission's id) with "
