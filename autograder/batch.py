@@ -294,11 +294,12 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
     return batch
 
 
-def starter_notebook(assignment: Assignment) -> Path | None:
-    """The student version of the assignment's lesson (course/<lesson>.ipynb), where the grader runs from
-    the course's repository: what every student started from."""
-    path = Path(autograder.__file__).resolve().parent.parent / "course" / f"{assignment.lesson}.ipynb"
-    return path if path.is_file() else None
+def starter_notebooks(assignment: Assignment) -> list[Path]:
+    """The lesson's notebooks every student could start from, where the grader runs from the course's
+    repository: its student version (course/) and its published answers (solutions/, on the site)."""
+    root = Path(autograder.__file__).resolve().parent.parent
+    paths = [root / folder / f"{assignment.lesson}.ipynb" for folder in ("course", "solutions")]
+    return [path for path in paths if path.is_file()]
 
 
 def _class_report(out: Path, assignment: Assignment, ordered: list[tuple[str, dict]],
@@ -306,13 +307,14 @@ def _class_report(out: Path, assignment: Assignment, ordered: list[tuple[str, di
     from autograder.intake.loader import read_cells
     from autograder.report.classreport import class_report
 
-    starter, notebook = [], starter_notebook(assignment)
-    if notebook is not None:
+    starter, names = [], []
+    for notebook in starter_notebooks(assignment):
         try:
-            starter = read_cells(notebook)
+            starter += read_cells(notebook)
         except (ValueError, OSError):
-            notebook = None
-    name = f"course/{notebook.name}" if notebook else ""
+            continue
+        names.append(f"{notebook.parent.name}/{notebook.name}")
+    name = " and ".join(names)
     try:
         write_atomic(out / "report.html", class_report(assignment, ordered, codes, starter, name))
     except OSError as error:

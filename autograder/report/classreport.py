@@ -181,7 +181,8 @@ def _histogram(totals: list[float], max_score: float) -> dict[str, int]:
 def class_report(assignment, rows: list[tuple[str, dict]], codes: dict[str, list[str]] | None = None,
                  starter: list[str] = (), starter_name: str = "") -> str:
     """The page, for the assignment and its (id, results.json) rows; with codes (id -> the code cells
-    graded), the near-identical pairs among them, the starter notebook's cells (starter_name) left out."""
+    graded), the near-identical pairs among them, the cells of the notebooks every student could start
+    from (starter, named starter_name) left out."""
     from autograder.report import similar
 
     problems = [p.name for p in assignment.problems]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from autograder.batch import starter_notebooks
+from autograder.course import find_assignment
 from autograder.intake.loader import read_cells
 from autograder.report.similar import groups, near_identical, units_of
 from tests.conftest import ROOT
@@ -68,6 +70,16 @@ def test_honest_different_answers_and_the_untouched_starter_are_not_listed():
 def test_without_the_starter_the_set_up_everyone_ran_makes_every_pair_alike():
     """The reason the starter is left out: the lesson's own cells alone would pass the threshold."""
     assert frozenset(("cat", "dan")) in listed(near_identical(honest_class(), []))
+
+
+def test_two_students_who_hand_in_the_published_answers_did_not_copy_each_other():
+    """The site publishes the solutions: the batch leaves out the lesson's solutions notebook too."""
+    published = read_cells(ROOT / "solutions" / "02-custom-functions.ipynb")
+    codes = {"ann": published, "ben": [cell + "\n# my answer\n" for cell in published]}
+    assert listed(near_identical(codes, STARTER)) == {frozenset(("ann", "ben"))}
+    assert near_identical(codes, STARTER + published) == []
+    assert [p.name for p in starter_notebooks(find_assignment("custom-functions"))] == [
+        "02-custom-functions.ipynb"] * 2
 
 
 def test_the_answer_most_of_a_class_writes_is_everyones_but_a_rarer_copy_is_listed():

@@ -15,7 +15,7 @@ import argparse
 import time
 from pathlib import Path
 
-from autograder.batch import starter_notebook
+from autograder.batch import starter_notebooks
 from autograder.course import find_assignment
 from autograder.intake.loader import read_cells
 from tools.bench.students import VARIANTS, answer_source, design_class
@@ -90,7 +90,7 @@ def disguised(cell: str, n: int) -> str:
 def synthetic_class(n: int, seed: int = 1):
     """(assignment, [(id, results.json)], {id: code cells}, starter cells) for n students and COPIES."""
     assignment = find_assignment("custom-functions")
-    starter = read_cells(starter_notebook(assignment))
+    starter = [cell for path in starter_notebooks(assignment) for cell in read_cells(path)]
     rows, codes = [], {}
     for s in design_class(n, seed):
         codes[s.id] = [*starter, *(answer_source(p, s.answers[p]) for p in VARIANTS)]
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     pairs = similar.near_identical(codes, starter)
     compared = time.perf_counter() - start
     start = time.perf_counter()
-    page = class_report(assignment, rows, codes, starter, "course/02-custom-functions.ipynb")
+    page = class_report(assignment, rows, codes, starter, "the lesson's notebooks")
     whole = time.perf_counter() - start
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
