@@ -41,6 +41,7 @@ API = {
     "torch.autograd.set_detect_anomaly": "autograd.html#torch.autograd.set_detect_anomaly",
     "ctx.save_for_backward": "generated/torch.autograd.function.FunctionCtx.save_for_backward.html",
     "save_for_backward": "generated/torch.autograd.function.FunctionCtx.save_for_backward.html",
+    "FunctionCtx.save_for_backward": "generated/torch.autograd.function.FunctionCtx.save_for_backward.html",
     "ctx.mark_dirty": "generated/torch.autograd.function.FunctionCtx.mark_dirty.html",
     "mark_dirty": "generated/torch.autograd.function.FunctionCtx.mark_dirty.html",
     "ctx.mark_non_differentiable":
