@@ -479,7 +479,7 @@ SEARCHES = {  # a term a learner types, and the lesson whose section is about it
     "gradcheck": "04-gradcheck",
     "retain_graph": "01-autograd-basics",
     "save_for_backward": "02-custom-functions",
-    "torch.compile": "07-modern-functions",
+    "torch.compile": "08-compile-and-mixed-precision",
     "once_differentiable": "06-conv-bn-fusion",
 }
 
