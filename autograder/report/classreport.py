@@ -127,10 +127,12 @@ def _histogram(totals: list[float], max_score: float) -> dict[str, int]:
     return {f"{max_score * b / 10:g}–{max_score * (b + 1) / 10:g}": bins.get(b, 0) for b in range(10)}
 
 
-def class_report(assignment, rows: list[tuple[str, dict]]) -> str:
-    """The page, for the assignment and its (id, results.json) rows."""
+def class_report(assignment, rows: list[tuple[str, dict]], standings: dict | None = None) -> str:
+    """The page, for the assignment and its (id, results.json) rows, and their standings (grading.toml
+    applied, term/standing.py): data["standings"] holds each one, by id."""
     problems = [p.name for p in assignment.problems]
     data = summarize(problems, rows)
+    data["standings"] = {sid: s.to_dict() for sid, s in (standings or {}).items()}
     maxima = {p.name: p.max_score for p in assignment.problems}
     totals = data["totals"]
     charts = {p: bars_svg(counts, f"submissions per score in {p} (out of {maxima[p]:g})")
@@ -143,4 +145,5 @@ def class_report(assignment, rows: list[tuple[str, dict]]) -> str:
         full=sum(1 for t in totals if t >= assignment.max_score),
         total_chart=bars_svg(_histogram(totals, assignment.max_score),
                              f"submissions per total score (out of {assignment.max_score:g})"),
-        charts=charts, embedded=embedded)
+        charts=charts, embedded=embedded,
+        changed=[sid for sid, s in (standings or {}).items() if s.adjustments or s.penalty or s.needs_time])
