@@ -9,6 +9,7 @@ import csv
 import datetime as dt
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 
 from autograder.term.rules import RulesError, read_rules
 from autograder.term.standing import standings, submission_time
-from tests.conftest import EXAMPLES, autograder
+from tests.conftest import EXAMPLES, ROOT, autograder
 
 FULL, BOB = 50, 29  # custom-functions: alice.py's score and bob.py's (tests/test_batch.py)
 DUE = "2026-03-01T23:59:00"
@@ -151,7 +152,7 @@ def test_late_work_loses_what_the_rule_says_and_an_extension_removes_it(term, tm
     grade()
     rows = grades(out)
     assert (rows["Cleo Park"]["score"], rows["Cleo Park"]["late_penalty"]) == (f"{FULL}", "0")
-    assert "your extension" in (out / "Cleo Park" / "feedback.html").read_text()
+    assert "(extended)" in (out / "Cleo Park" / "feedback.html").read_text()
     assert rows["ann_LATE_12345_67890_lab"]["late_penalty"] == "15"  # 2 days 12 h: 3 days started
     autograder("export", "--graded", out, "--csv", tmp_path / "plain.csv")
     assert {r["name"]: r["late_penalty"] for r in table(tmp_path / "plain.csv")} == \
@@ -206,6 +207,19 @@ def test_an_unknown_student_or_problem_names_its_line(term, tmp_path, entry, lin
         message = one_paragraph(result)
         assert f"grading.toml, line {line + 1}: " in message and phrase in message
     assert not (tmp_path / "x.csv").exists() and (out / "ben_12346_67891_lab" / "results.json").exists()
+
+
+def test_the_documented_file_gives_the_documented_grades(term):
+    """Does docs/instructors.md's example grading.toml, on this class, print and write what the docs
+    show?"""
+    out, grade = term
+    docs = (ROOT / "docs" / "instructors.md").read_text()
+    (out / "grading.toml").write_text(re.search(r"```toml\n(.*?)```", docs, re.DOTALL)[1])
+    said = grade()
+    shown = re.search(r"\n\$ cat graded/grades.csv\n(.*?)```", docs, re.DOTALL)[1]
+    assert (out / "grades.csv").read_text() == shown
+    line = next(x for x in docs.splitlines() if x.startswith("autograder: graded/grading.toml: "))
+    assert line.replace("graded/", f"{out}/") in said.stderr
 
 
 # -- the rule's arithmetic, without grading ------------------------------------------------------------------

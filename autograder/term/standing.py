@@ -134,7 +134,7 @@ def late_penalty(late: Late, when: dt.datetime | None, extension, identity: dict
             return unread + ", so no penalty is computed", 0.0
     due = late.due if extension is None else extension if isinstance(extension, dt.datetime) \
         else late.due + dt.timedelta(days=extension)
-    extended = " (your extension)" if due != late.due else ""
+    extended = " (extended)" if due != late.due else ""
     if when is None:
         if identity.get("late"):
             return CANVAS_LATE, 0.0
