@@ -298,6 +298,8 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
             f"every run applies.")
     for sid, standing in standings.items():
         update_standing(out / sid / "feedback.html", standing)
+    for g in batch:
+        g.standing = standings.get(g.submission)
     batch.report = _class_report(out, assignment, ordered, standings)
     batch.unreadable = [f"{s.id} ({s.where}: {s.error})" for s in subs if s.unreadable]
     batch.warnings = warnings

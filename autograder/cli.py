@@ -359,10 +359,13 @@ def print_summary(graded, out: Path) -> None:
         time = ("already graded" if g.skipped else f"{g.seconds:.2f} s ({g.reason})" if g.reason
                 else f"{g.seconds:.2f} s")
         # Text, not markup: an id such as "[blink]" or "[link=mailto:...]" is shown as it is
-        table.add_row(Text(shown(g.submission)), f"{g.score:g}/{g.max_score:g}", time,
+        changed = g.standing is not None and g.standing.score != g.score
+        after = f" → {g.standing.score:g}" if changed else ""
+        table.add_row(Text(shown(g.submission)), f"{g.score:g}/{g.max_score:g}{after}", time,
                       Text(shown(g.feedback)))
     Console(stderr=False).print(table)
-    print(f"grades: {out / 'grades.csv'}")
+    print(f"grades: {out / 'grades.csv'}" + (" (→ the grade with grading.toml applied, its score)" if any(
+        g.standing is not None and g.standing.score != g.score for g in graded) else ""))
     if graded.report is not None:
         print(f"class report: {graded.report}")
 

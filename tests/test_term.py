@@ -119,6 +119,10 @@ def test_an_adjustment_survives_regrading_and_reaches_page_report_and_export(ter
     ben = plain["ben"]
     assert (ben["id"], ben["adjustments"], ben["total"]) == ("12346", "2", f"{BOB + 2}")
     assert (plain["Cleo Park"]["id"], plain["Cleo Park"]["email"]) == ("1003", "cleo@uni.example")
+    (out / "grading.toml").write_text(ADJUST.replace("points = 2", "points = 3"))  # not graded again
+    said = autograder("export", "--graded", out, "--csv", tmp_path / "plain.csv").stdout.replace("\n  ", " ")
+    assert "grading.toml changed since grades.csv was written" in said
+    assert {r["name"]: r["total"] for r in table(tmp_path / "plain.csv")}["ben"] == f"{BOB + 3}"
 
 
 LATE = f"""

@@ -163,22 +163,13 @@ def _duration(delta: dt.timedelta) -> str:
     return (f"{days} d " if days else "") + f"{rest // 60} h {rest % 60:02d} min"
 
 
-def _maxima(result: dict, problems: list[str]) -> dict[str, float]:
-    maxima = dict.fromkeys(problems, 0.0)
-    for test in result.get("tests", []):
-        problem = str(test.get("name", "")).split(": ", 1)[0]
-        if problem in maxima:
-            maxima[problem] += float(test.get("max_score", 0))
-    return maxima
-
-
-def per_problem(result: dict, problems: list[str]) -> dict[str, float]:
-    """Each problem's score in a results.json, as graded."""
+def per_problem(result: dict, problems: list[str], what: str = "score") -> dict[str, float]:
+    """Each problem's score in a results.json, as graded (what="max_score": its points)."""
     scores = dict.fromkeys(problems, 0.0)
     for test in result.get("tests", []):
         problem = str(test.get("name", "")).split(": ", 1)[0]
         if problem in scores:
-            scores[problem] += float(test.get("score", 0))
+            scores[problem] += float(test.get(what, 0))
     return scores
 
 
@@ -205,7 +196,7 @@ def standings(rules: Rules | None, rows: list[tuple[str, dict]], problems: list[
         extensions = by_submission(rules, rows, "extensions", late.extensions)
         submitted = by_submission(rules, rows, "submitted", late.submitted)
     for sid, result in rows:
-        standing, maxima = out[sid], _maxima(result, problems)
+        standing, maxima = out[sid], per_problem(result, problems, "max_score")
         for a in adjustments.get(sid, []):
             if a.problem:
                 before = standing.problems[a.problem]
