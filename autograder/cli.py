@@ -3,7 +3,7 @@
     python -m autograder list [--json]
     python -m autograder grade --assignment NAME --out DIR SUBMISSION... [--canvas FILE.csv [--roster R.csv]]
     python -m autograder gradescope --assignment NAME --out FILE.zip     (a Gradescope autograder archive)
-    python -m autograder export --graded DIR (--canvas | --csv) FILE.csv [--roster R.csv] [--policy ...]
+    python -m autograder export --graded DIR (--canvas | --csv | --moodle) FILE.csv [--roster R.csv] [...]
 
 Every command but export takes `--extra FILE.py` (repeatable): an instructor's private file that hides
 problems or checks and adds problems or assignments (docs/authoring.md, docs/instructors.md). An
@@ -99,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     written.add_argument("--csv", type=Path, metavar="FILE.csv",
                          help="a plain CSV to write: id, name, email, each problem, adjustments, "
                               "late_penalty, total")
+    written.add_argument("--moodle", type=Path, metavar="FILE.csv",
+                         help="Moodle's grade import to write: ID number, Email address, Full name, grade, "
+                              "Feedback")
     export.add_argument("--roster", type=Path, metavar="ROSTER.csv",
                         help="the class list (e.g. Canvas's gradebook export) "
                              "to match submissions to students")
@@ -314,7 +317,8 @@ def cmd_export(args) -> int:
         fail(f"--out-of must be a number of points greater than 0, not {args.out_of:g}")
     if args.roster is not None and not args.roster.is_file():
         fail(f"--roster {args.roster} is not a file: give the CSV of the class list.")
-    out, fmt = (args.canvas, "canvas") if args.canvas else (args.csv, "csv")
+    fmt = next(f for f in ("canvas", "csv", "moodle") if getattr(args, f) is not None)
+    out = getattr(args, fmt)
     if out.is_dir():
         fail(f"--{fmt} names a folder ({out}): give the CSV file to write.")
     return export_canvas(args.graded, out, args.roster, args.column, args.id_column, args.out_of,

@@ -96,7 +96,7 @@ reason = "regrade request: the bias gradient is right once summed"
 def test_an_adjustment_survives_regrading_and_reaches_page_report_and_export(term, tmp_path):
     """Is ben's +2 on LinearFunction (named by his Canvas name) in grades.csv, on his page and in
     report.html, after a re-run that grades nothing and after one that grades everything again, with
-    results.json as graded; and in both exports?"""
+    results.json as graded; and in every export format?"""
     out, grade = term
     (out / "grading.toml").write_text(ADJUST)
     ben = "ben_12346_67891_lab"
@@ -119,6 +119,12 @@ def test_an_adjustment_survives_regrading_and_reaches_page_report_and_export(ter
     ben = plain["ben"]
     assert (ben["id"], ben["adjustments"], ben["total"]) == ("12346", "2", f"{BOB + 2}")
     assert (plain["Cleo Park"]["id"], plain["Cleo Park"]["email"]) == ("1003", "cleo@uni.example")
+    autograder("export", "--graded", out, "--moodle", tmp_path / "moodle.csv")
+    moodle = {r["Full name"]: r for r in table(tmp_path / "moodle.csv")}
+    assert list(moodle["ben"]) == ["ID number", "Email address", "Full name", "custom-functions", "Feedback"]
+    assert moodle["ben"]["custom-functions"] == f"{BOB + 2}"
+    assert "regrade request" in moodle["ben"]["Feedback"]
+    assert moodle["Cleo Park"]["Email address"] == "cleo@uni.example"
     (out / "grading.toml").write_text(ADJUST.replace("points = 2", "points = 3"))  # not graded again
     said = autograder("export", "--graded", out, "--csv", tmp_path / "plain.csv").stdout.replace("\n  ", " ")
     assert "grading.toml changed since grades.csv was written" in said

@@ -1,6 +1,6 @@
 """Hands grades back to the gradebook, from a graded folder: Canvas's import layout, or a plain CSV.
 
-    python -m autograder export --graded DIR (--canvas OUT.csv | --csv OUT.csv) [--roster ROSTER.csv]
+    python -m autograder export --graded DIR (--canvas | --csv | --moodle) OUT.csv [--roster ROSTER.csv]
                                 [--column NAME] [--id-column COLUMN] [--out-of POINTS] [--policy P]
 
 The grades are the results as graded with the instructor's DIR/grading.toml applied on top
@@ -12,7 +12,9 @@ Canvas imports a CSV whose columns are `Student, ID, SIS User ID, SIS Login ID, 
 column per assignment named as in its gradebook ("Lab 2 (123456)" updates that assignment; a new name
 creates one), and whose second row may give the points possible. It finds each student by ID, SIS
 User ID or SIS Login ID. The plain CSV (`--csv`) has `id, name, email`, each problem's points, the
-adjustments, the late penalty and the total: one row per student, for any other gradebook.
+adjustments, the late penalty and the total: one row per student, for any other gradebook. Moodle's
+(`--moodle`) has `ID number, Email address, Full name`, the grade and `Feedback` (the reasons of the
+adjustments and the late work, in words), which its CSV import maps to a grade item and its feedback.
 
 Who a submission belongs to, and how a roster is matched, is roster.py's. Every student gets one row,
 whatever the layout: when a student has several submissions, `--policy` chooses whose score counts,
@@ -54,7 +56,7 @@ from autograder.report.roster import (  # noqa: F401 - canvas_user_id: part of t
 
 CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 POINTS_POSSIBLE = "    Points Possible"  # as Canvas writes it in its own export
-FORMATS = ("canvas", "csv")
+FORMATS = ("canvas", "csv", "moodle")
 
 
 def choose(submissions: list[Graded], policy: str) -> Graded:
@@ -234,12 +236,7 @@ def plain_csv(graded: Class, assignment: str, roster: Path | None = None, id_col
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["id", "name", "email", *map(cell, problems), "adjustments", "late_penalty", "total"])
     for person, chosen in rows:
-        if roster is not None:
-            ident = [person.get(columns[0], ""), person.get(column(header, NAME_COLUMNS) or "", ""),
-                     person.get(column(header, EMAIL_COLUMNS) or "", "")]
-        else:
-            ident = [person.get("canvas_user") or person.get("sid") or person.get("id")
-                     or person.get("email", ""), person.get("name", ""), person.get("email", "")]
+        ident = _identity(person, roster is not None, header, columns)
         standing = getattr(chosen, "standing", None)
         if chosen is None:
             scores = [""] * (len(problems) + 3)
@@ -249,6 +246,36 @@ def plain_csv(graded: Class, assignment: str, roster: Path | None = None, id_col
                        f"{standing.penalty:g}" if standing else "0",
                        _points(chosen.score, chosen.max_score, out_of)]
         writer.writerow([*map(cell, ident), *scores])
+    result.csv = buffer.getvalue()
+    return result
+
+
+def _identity(person: dict, from_roster: bool, header: list[str], columns: list[str]) -> list[str]:
+    """[id, name, email] of a roster row (its first identifier column), or of a submission's student (the
+    Canvas user id, else the student id, else the id)."""
+    if from_roster:
+        return [person.get(columns[0], ""), person.get(column(header, NAME_COLUMNS) or "", ""),
+                person.get(column(header, EMAIL_COLUMNS) or "", "")]
+    return [person.get("canvas_user") or person.get("sid") or person.get("id") or person.get("email", ""),
+            person.get("name", ""), person.get("email", "")]
+
+
+def moodle_csv(graded: Class, assignment: str, roster: Path | None = None, column: str | None = None,
+               id_column: str | None = None, out_of: float | None = None,
+               policy: str = config.POLICY) -> Export:
+    """For Moodle's Grades > Import > CSV file: ID number, Email address, Full name, the grade (in a column
+    named as the assignment, or column) and Feedback (grading.toml's reasons and late work, in words)."""
+    rows, result, header, columns = gather(graded, roster, id_column, policy)
+    result.column, result.format = column or assignment, "moodle"
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["ID number", "Email address", "Full name", cell(result.column), "Feedback"])
+    for person, chosen in rows:
+        ident, name, email = _identity(person, roster is not None, header, columns)
+        standing = getattr(chosen, "standing", None)
+        grade = _points(chosen.score, chosen.max_score, out_of) if chosen else ""
+        writer.writerow([cell(ident), cell(email), cell(name), grade,
+                         cell("; ".join(standing.lines())) if standing else ""])
     result.csv = buffer.getvalue()
     return result
 
@@ -263,6 +290,8 @@ def export(graded_folder: Path, out: Path, fmt: str = "canvas", roster: Path | N
     graded, assignment = read_graded(graded_folder)
     if fmt == "csv":
         result = plain_csv(graded, assignment, roster, id_column, out_of, policy)
+    elif fmt == "moodle":
+        result = moodle_csv(graded, assignment, roster, column, id_column, out_of, policy)
     else:
         result = canvas_csv(graded, assignment, roster, column, id_column, out_of, policy)
     result.note = graded.note
@@ -284,7 +313,12 @@ def describe(result: Export, out: Path) -> str:
     policy = ("the best score counts" if result.policy == "best" else
               "the latest submission counts (the best where the times are not known)")
     several = f"when a student has several submissions {policy}: --policy"
-    if result.format == "csv":
+    if result.format == "moodle":
+        lines = [(f"Moodle import: {out} ({result.rows} students, one row each, grade column "
+                  f"{result.column!r} and Feedback; {several}). In Moodle: Grades > Import > CSV file; "
+                  f"identify users by Email address (or ID number), map {result.column!r} to the "
+                  f"grade item and Feedback to its feedback.")]
+    elif result.format == "csv":
         lines = [(f"Plain CSV: {out} ({result.rows} students, one row each: id, name, email, each problem, "
                  f"adjustments, late_penalty, total; {several}).")]
     else:
