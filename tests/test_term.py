@@ -252,6 +252,7 @@ def result(score: float, submitted: str | None = None) -> dict:
     ('per = "day"\npenalty = "10%"\ngrace_minutes = 30', "2026-03-02T00:40:00+00:00", 1),
     ('per = "day"\npenalty = 4', "2026-03-04T00:00:01+00:00", 8),  # never below 0: 8 of 8
     ('per = "day"\npenalty = 4', "2026-03-01T22:00:00-01:00", 0),  # 23:00 UTC: on time
+    ('per = "day"\npenalty = 4\n[late.submitted]\nx = 2026-03-02T01:00:00', None, 4),  # in due's zone
 ])
 def test_penalties_per_hour_and_day_with_cap_and_grace(tmp_path, late, submitted, penalty):
     """Does the penalty count each hour or day started after the due time, keep within its cap, forgive

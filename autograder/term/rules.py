@@ -198,6 +198,7 @@ def _late(rules: Rules, late) -> Late:
         raise rules.error("late", None, "[late] needs due = the due date-time (2026-03-01T23:59:00).")
     zone = _zone(rules, late["timezone"]) if "timezone" in late else None
     due = _time(rules, "late", "due", late["due"], zone)
+    zone = zone or due.tzinfo  # the other times of the file: in the due time's zone unless they say
     per = late.get("per", "day")
     if per not in UNITS:
         raise rules.error("late", "per", f"per = {per!r}: write \"day\" or \"hour\" (a penalty for each one "
@@ -206,7 +207,7 @@ def _late(rules: Rules, late) -> Late:
     if isinstance(grace, bool) or not isinstance(grace, (int, float)) or grace < 0:
         raise rules.error("late", "grace_minutes", f"grace_minutes is a number of minutes, 0 or more, not "
                                                    f"{grace!r}.")
-    result = Late(due, zone or due.tzinfo, per, _amount(rules, "penalty", late.get("penalty", 0)),
+    result = Late(due, zone, per, _amount(rules, "penalty", late.get("penalty", 0)),
                   _amount(rules, "cap", late["cap"]) if "cap" in late else None, dt.timedelta(minutes=grace))
     for table, target in (("extensions", result.extensions), ("submitted", result.submitted)):
         entries = late.get(table, {})
