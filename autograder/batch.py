@@ -219,10 +219,11 @@ def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = Fa
     """Grades every submission found in paths and writes the result files under out: results.json and
     feedback.html per submission, grades.csv and report.html for the class."""
     prepare_out(out)
-    rules = read_term(out)
     limits = limits or Limits()
-    # Made before anything about the class is read: the clean parent warms up meanwhile.
+    # Made before anything about the class is read (grading.toml included): the clean parent warms up
+    # meanwhile.
     with Pipeline(assignment, limits, workers, seed, server, Private([*paths, out])) as pipeline:
+        rules = read_term(out)
         key = make_key(assignment, seed, limits, extras, pipeline.isolation)
         if pipeline.isolation != "container":
             say(f"warning: {NOT_ISOLATED} ({pipeline.isolation})")

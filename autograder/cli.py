@@ -90,8 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     gs.add_argument("--seed", type=int, default=config.SEED, help="seed of the inputs")
     _extra_option(gs, "also bundled into the archive, where students cannot read it")
 
-    export = commands.add_parser("export", help="write graded results (grading.toml applied) as a Canvas "
-                                                "gradebook import or a plain CSV")
+    export = commands.add_parser("export", help="write graded results (grading.toml applied) as Canvas's or "
+                                                "Moodle's gradebook import, or a plain CSV")
     export.add_argument("--graded", required=True, type=Path, metavar="DIR",
                         help="a folder written by `grade`")
     written = export.add_mutually_exclusive_group(required=True)
