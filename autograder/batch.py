@@ -31,11 +31,15 @@ from autograder.report.files import (
     read_results,
     results_json,
     write_atomic,
+    write_grades,
     write_results,
 )
-from autograder.report.pages import feedback_page
+from autograder.report.pages import feedback_page, update_standing
 from autograder.report.plain import say
 from autograder.sandbox import Limits, Server
+from autograder.term.rules import FILE, Rules, RulesError, read_rules
+from autograder.term.standing import describe_rules
+from autograder.term.standing import standings as compute_standings
 
 
 class UsageError(ValueError):
@@ -216,12 +220,14 @@ def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = Fa
     feedback.html per submission, grades.csv and report.html for the class."""
     prepare_out(out)
     limits = limits or Limits()
-    # Made before anything about the class is read: the clean parent warms up meanwhile.
+    # Made before anything about the class is read (grading.toml included): the clean parent warms up
+    # meanwhile.
     with Pipeline(assignment, limits, workers, seed, server, Private([*paths, out])) as pipeline:
+        rules = read_term(out)
         key = make_key(assignment, seed, limits, extras, pipeline.isolation)
         if pipeline.isolation != "container":
             say(f"warning: {NOT_ISOLATED} ({pipeline.isolation})")
-        return _grade(pipeline, assignment, paths, out, force, progress, key)
+        return _grade(pipeline, assignment, paths, out, force, progress, key, rules)
 
 
 NOT_ISOLATED = ("student code ran WITHOUT a container, under your own account (--no-isolation): it could "
@@ -242,7 +248,7 @@ def describe_plan(total: int, reasons: list[str], force: bool) -> str:
 
 
 def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: Path, force: bool,
-           progress: bool, key: Key) -> Batch:
+           progress: bool, key: Key, rules: Rules | None = None) -> Batch:
     warnings: list[str] = []
     subs = load(paths, (assignment.lesson, assignment.name), warnings,
                 tuple(p.lookup for p in assignment.problems))
@@ -278,20 +284,52 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
                                          feedback=out / sub.id / "feedback.html"))
     bar.close()
     ordered = [(s.id, rows[s.id]) for s in subs if s.id in rows]
+    standings = _standings(out, assignment, ordered, rules)
     try:
-        write_atomic(out / "grades.csv", grades_csv(ordered, [p.name for p in assignment.problems],
-                                                    assignment.max_score))
+        text = grades_csv(ordered, [p.name for p in assignment.problems], assignment.max_score, standings)
+        kept = write_grades(out, text, rules.text if rules else None)
     except OSError as error:
         raise UsageError(f"Could not write {out / 'grades.csv'} ({error.strerror or error}). Every "
                          f"submission graded so far is saved: free some space and run the same command "
                          f"again.") from None
+    if kept:
+        say(f"warning: {out / 'grades.csv'} was changed since the grader wrote it (by hand, or by an earlier "
+            f"version); it is kept as {kept} and grades.csv is written again from the results. A grade "
+            f"changed by hand belongs in {out / FILE} as an [[adjustment]] (docs/instructors.md), which "
+            f"every run applies.")
+    for sid, standing in standings.items():
+        update_standing(out / sid / "feedback.html", standing)
+    for g in batch:
+        g.standing = standings.get(g.submission)
     codes = {s.id: [*s.cells, *s.modules.values()] for s in subs if s.id in rows and not s.error}
-    batch.report = _class_report(out, assignment, ordered, codes)
+    batch.report = _class_report(out, assignment, ordered, standings, codes)
     batch.unreadable = [f"{s.id} ({s.where}: {s.error})" for s in subs if s.unreadable]
     batch.warnings = warnings
     order = {s.id: i for i, s in enumerate(subs)}
     batch.sort(key=lambda g: order[g.submission])
     return batch
+
+
+def read_term(out: Path) -> Rules | None:
+    """out/grading.toml (term/rules.py), read before anything is graded: a mistake in it stops the run."""
+    try:
+        return read_rules(out)
+    except RulesError as error:
+        raise UsageError(f"{error} Nothing was graded.") from None
+
+
+def _standings(out: Path, assignment: Assignment, ordered: list[tuple[str, dict]], rules: Rules | None):
+    """Each submission's grade with grading.toml applied; an entry that names no student or problem stops
+    the run before grades.csv is written (every result is saved)."""
+    try:
+        standings = compute_standings(rules, ordered, [p.name for p in assignment.problems],
+                                      assignment.max_score)
+    except RulesError as error:
+        raise UsageError(f"{error} Every submission graded is saved: the next run grades nothing again "
+                         f"and applies the file.") from None
+    if rules is not None:
+        say(describe_rules(rules, standings))
+    return standings
 
 
 def starter_notebooks(assignment: Assignment) -> list[Path]:
@@ -303,7 +341,7 @@ def starter_notebooks(assignment: Assignment) -> list[Path]:
 
 
 def _class_report(out: Path, assignment: Assignment, ordered: list[tuple[str, dict]],
-                  codes: dict[str, list[str]]) -> Path | None:
+                  standings: dict, codes: dict[str, list[str]]) -> Path | None:
     from autograder.intake.loader import read_cells
     from autograder.report.classreport import class_report
 
@@ -316,7 +354,7 @@ def _class_report(out: Path, assignment: Assignment, ordered: list[tuple[str, di
         names.append(f"{notebook.parent.name}/{notebook.name}")
     name = " and ".join(names)
     try:
-        write_atomic(out / "report.html", class_report(assignment, ordered, codes, starter, name))
+        write_atomic(out / "report.html", class_report(assignment, ordered, standings, codes, starter, name))
     except OSError as error:
         say(f"could not write {out / 'report.html'} ({error.strerror or error}); the grades are written.")
         return None

@@ -3,7 +3,7 @@
     python -m autograder list [--json]
     python -m autograder grade --assignment NAME --out DIR SUBMISSION... [--canvas FILE.csv [--roster R.csv]]
     python -m autograder gradescope --assignment NAME --out FILE.zip     (a Gradescope autograder archive)
-    python -m autograder export --graded DIR --canvas FILE.csv [--roster R.csv] [--policy best|latest]
+    python -m autograder export --graded DIR (--canvas | --csv | --moodle) FILE.csv [--roster R.csv] [...]
     python -m autograder release --graded DIR --to RELEASE_DIR [--format folders|zip|canvas] [--name-by ...]
 
 Every command but export takes `--extra FILE.py` (repeatable): an instructor's private file that hides
@@ -91,15 +91,23 @@ def build_parser() -> argparse.ArgumentParser:
     gs.add_argument("--seed", type=int, default=config.SEED, help="seed of the inputs")
     _extra_option(gs, "also bundled into the archive, where students cannot read it")
 
-    export = commands.add_parser("export", help="write graded results as a Canvas gradebook import (CSV)")
+    export = commands.add_parser("export", help="write graded results (grading.toml applied) as Canvas's or "
+                                                "Moodle's gradebook import, or a plain CSV")
     export.add_argument("--graded", required=True, type=Path, metavar="DIR",
                         help="a folder written by `grade`")
-    export.add_argument("--canvas", required=True, type=Path, metavar="FILE.csv", help="the CSV to write")
+    written = export.add_mutually_exclusive_group(required=True)
+    written.add_argument("--canvas", type=Path, metavar="FILE.csv", help="Canvas's gradebook import to write")
+    written.add_argument("--csv", type=Path, metavar="FILE.csv",
+                         help="a plain CSV to write: id, name, email, each problem, adjustments, "
+                              "late_penalty, total")
+    written.add_argument("--moodle", type=Path, metavar="FILE.csv",
+                         help="Moodle's grade import to write: ID number, Email address, Full name, grade, "
+                              "Feedback")
     export.add_argument("--roster", type=Path, metavar="ROSTER.csv",
                         help="the class list (e.g. Canvas's gradebook export) "
                              "to match submissions to students")
-    export.add_argument("--column", help="the gradebook column (default: the assignment's name); "
-                                         "use Canvas's 'Name (id)' header to update an existing assignment")
+    export.add_argument("--column", help="Canvas's gradebook column (default: the assignment's name, a "
+                                         "new column); Canvas's 'Name (id)' header updates that assignment")
     export.add_argument("--id-column", help="the roster column that submission file names carry "
                                             "(default: any identifier column: ID, SIS User ID, "
                                             "SIS Login ID, email, ...)")
@@ -299,12 +307,11 @@ def tell_instructor(graded) -> None:
 
 def export_canvas(graded: Path, out: Path, roster: Path | None, column: str | None = None,
                   id_column: str | None = None, out_of: float | None = None,
-                  policy: str = config.POLICY) -> int:
-    from autograder.report.export import ExportError, describe
-    from autograder.report.export import export_canvas as write
+                  policy: str = config.POLICY, fmt: str = "canvas") -> int:
+    from autograder.report.export import ExportError, describe, export
 
     try:
-        result = write(graded, out, roster, column, id_column, out_of, policy)
+        result = export(graded, out, fmt, roster, column, id_column, out_of, policy)
     except ExportError as error:
         fail(str(error))
     print(shown(describe(result, out)))
@@ -316,8 +323,12 @@ def cmd_export(args) -> int:
         fail(f"--out-of must be a number of points greater than 0, not {args.out_of:g}")
     if args.roster is not None and not args.roster.is_file():
         fail(f"--roster {args.roster} is not a file: give the CSV of the class list.")
-    return export_canvas(args.graded, args.canvas, args.roster, args.column, args.id_column, args.out_of,
-                         args.policy)
+    fmt = next(f for f in ("canvas", "csv", "moodle") if getattr(args, f) is not None)
+    out = getattr(args, fmt)
+    if out.is_dir():
+        fail(f"--{fmt} names a folder ({out}): give the CSV file to write.")
+    return export_canvas(args.graded, out, args.roster, args.column, args.id_column, args.out_of,
+                         args.policy, fmt)
 
 
 def cmd_release(args) -> int:
@@ -369,10 +380,13 @@ def print_summary(graded, out: Path) -> None:
         time = ("already graded" if g.skipped else f"{g.seconds:.2f} s ({g.reason})" if g.reason
                 else f"{g.seconds:.2f} s")
         # Text, not markup: an id such as "[blink]" or "[link=mailto:...]" is shown as it is
-        table.add_row(Text(shown(g.submission)), f"{g.score:g}/{g.max_score:g}", time,
+        changed = g.standing is not None and g.standing.score != g.score
+        after = f" → {g.standing.score:g}" if changed else ""
+        table.add_row(Text(shown(g.submission)), f"{g.score:g}/{g.max_score:g}{after}", time,
                       Text(shown(g.feedback)))
     Console(stderr=False).print(table)
-    print(f"grades: {out / 'grades.csv'}")
+    print(f"grades: {out / 'grades.csv'}" + (" (→ the grade with grading.toml applied, its score)" if any(
+        g.standing is not None and g.standing.score != g.score for g in graded) else ""))
     if graded.report is not None:
         print(f"class report: {graded.report}")
 

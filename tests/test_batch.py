@@ -81,9 +81,11 @@ def test_missing_problem_still_appears(graded):
 
 
 def test_grades_csv_has_one_row_per_submission(graded):
-    """Does grades.csv hold submission,score,max_score and one column per problem?"""
+    """Does grades.csv hold submission,score,max_score and one column per problem, then the columns of
+    grading.toml's adjustments and late work (docs/instructors.md)?"""
     rows = list(csv.reader((graded / "grades.csv").open()))
-    assert rows[0] == ["submission", "score", "max_score", "KillHead", "MyReLU", "Exp", "LinearFunction"]
+    assert rows[0] == ["submission", "score", "max_score", "KillHead", "MyReLU", "Exp", "LinearFunction",
+                       "graded", "adjustments", "late_penalty", "late"]
     by_id = {r[0]: r for r in rows[1:]}
     assert set(by_id) == {"alice", "bob", "carol", "erin"}
     assert by_id["alice"][1] == by_id["alice"][2]

@@ -31,8 +31,8 @@ from autograder.intake.layouts import Discovery, Found, NoSubmissions  # noqa: F
 
 MAX_ID_BYTES = 200  # a file name may have 255; room for a "-2" and for file systems that count otherwise
 # Names the grader writes in the output folder, or may: an id that looks like one of them is taken.
-GRADER_NAMES = ("grades.csv", "canvas.csv", "report.html", "index.html")
-GRADER_SUFFIXES = (".csv", ".html", ".json", ".zip", ".tmp")
+GRADER_NAMES = ("grades.csv", "canvas.csv", "report.html", "index.html", "grading.toml")
+GRADER_SUFFIXES = (".csv", ".html", ".json", ".zip", ".tmp", ".sha256", ".toml")
 MAX_MODULE_BYTES = MAX_BYTES  # all the helper modules of one submission together
 
 

@@ -63,6 +63,14 @@ def _name(row: dict) -> str | None:
 
 PROBLEMS = "each problem's score"  # where COLUMNS takes a column per problem
 
+
+def _standing(row: dict, key: str):
+    """A value of the row's standing (grading.toml applied; rows carry one only when some grade changed),
+    None (a blank) where it is 0."""
+    standing = row.get("standing")
+    return (standing[key] or None) if standing else None
+
+
 # The students' table. A column that only some classes have (late work, adjustments) is one line here,
 # shown only where a result holds its value.
 COLUMNS = (
@@ -70,8 +78,9 @@ COLUMNS = (
     Column("name", _name, numeric=False),
     Column("score", lambda row: row["score"]),
     PROBLEMS,
-    # Column("late penalty", lambda row: _extra(row).get("late_penalty")),   # late work (issue 25, item 2)
-    # Column("adjusted", lambda row: _extra(row).get("adjustment")),        # adjustments (item 1)
+    Column("adjusted", lambda row: _standing(row, "adjustment")),  # grading.toml's [[adjustment]]s
+    Column("late penalty", lambda row: _standing(row, "penalty")),  # grading.toml's [late] policy
+    Column("grade", lambda row: row["standing"]["score"] if row.get("standing") else None),  # after both
     Column("status", lambda row: None if row["status"] == "graded" else row["status"], numeric=False),
 )
 
@@ -178,15 +187,21 @@ def _histogram(totals: list[float], max_score: float) -> dict[str, int]:
     return {f"{max_score * b / 10:g}–{max_score * (b + 1) / 10:g}": bins.get(b, 0) for b in range(10)}
 
 
-def class_report(assignment, rows: list[tuple[str, dict]], codes: dict[str, list[str]] | None = None,
-                 starter: list[str] = (), starter_name: str = "") -> str:
-    """The page, for the assignment and its (id, results.json) rows; with codes (id -> the code cells
+def class_report(assignment, rows: list[tuple[str, dict]], standings: dict | None = None,
+                 codes: dict[str, list[str]] | None = None, starter: list[str] = (),
+                 starter_name: str = "") -> str:
+    """The page, for the assignment and its (id, results.json) rows, their standings (grading.toml
+    applied, term/standing.py: data["standings"] by id); with codes (id -> the code cells
     graded), the near-identical pairs among them, the cells of the notebooks every student could start
     from (starter, named starter_name) left out."""
     from autograder.report import similar
 
     problems = [p.name for p in assignment.problems]
     data = summarize(problems, rows)
+    data["standings"] = {sid: s.to_dict() for sid, s in (standings or {}).items()}
+    if any(s.adjustments or s.penalty for s in (standings or {}).values()):
+        for row in data["students"]:
+            row["standing"] = data["standings"].get(row["id"])
     columns, table = student_table(problems, data["students"])
     failed = ""
     try:
@@ -198,7 +213,8 @@ def class_report(assignment, rows: list[tuple[str, dict]], codes: dict[str, list
     totals = data["totals"]
     charts = {p: bars_svg(counts, f"submissions per score in {p} (out of {maxima[p]:g})")
               for p, counts in data["problems"].items()}
-    shown = {**data, "students": [{k: v for k, v in row.items() if k != "extra"} for row in data["students"]]}
+    shown = {**data, "students": [{k: v for k, v in row.items() if k not in ("extra", "standing")}
+                                  for row in data["students"]]}
     embedded = (json.dumps(shown, sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e")
                 .replace("&", "\\u0026"))
     return templates().get_template("class_report.html.j2").render(
@@ -209,4 +225,5 @@ def class_report(assignment, rows: list[tuple[str, dict]], codes: dict[str, list
                              f"submissions per total score (out of {assignment.max_score:g})"),
         charts=charts, embedded=embedded, columns=columns, table=table,
         compared=0 if failed else len(codes or {}), failed=failed, pairs=pairs, groups=similar.groups(pairs),
-        starter=starter_name, similar=similar, common=similar.common_count(len(codes or {})))
+        starter=starter_name, similar=similar, common=similar.common_count(len(codes or {})),
+        changed=[sid for sid, s in (standings or {}).items() if s.adjustments or s.penalty or s.needs_time])

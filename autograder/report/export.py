@@ -1,30 +1,29 @@
-"""Hands grades back to the gradebook: a CSV in Canvas's import layout, from a graded folder.
+"""Hands grades back to the gradebook, from a graded folder: Canvas's import layout, or a plain CSV.
 
-    python -m autograder export --graded DIR --canvas OUT.csv [--roster ROSTER.csv] [--column NAME]
-                                [--id-column COLUMN] [--out-of POINTS]
+    python -m autograder export --graded DIR (--canvas | --csv | --moodle) OUT.csv [--roster ROSTER.csv]
+                                [--column NAME] [--id-column COLUMN] [--out-of POINTS] [--policy P]
+
+The grades are the results as graded with the instructor's DIR/grading.toml applied on top
+(term/standing.py: adjustments, late penalty), computed as `grade` computes them for grades.csv. A
+grades.csv changed by hand since the grader wrote it (it no longer matches DIR/grades.csv.sha256) is
+refused: its change would be lost at the next run and carries no reason; grading.toml is where it goes.
 
 Canvas imports a CSV whose columns are `Student, ID, SIS User ID, SIS Login ID, Section`, then one
 column per assignment named as in its gradebook ("Lab 2 (123456)" updates that assignment; a new name
 creates one), and whose second row may give the points possible. It finds each student by ID, SIS
-User ID or SIS Login ID. Who a submission belongs to comes from what the grader kept about it (its
-results.json) and from its id:
+User ID or SIS Login ID. The plain CSV (`--csv`) has `id, name, email`, each problem's points, the
+adjustments, the late penalty and the total: one row per student, for any other gradebook. Moodle's
+(`--moodle`) has `ID number, Email address, Full name`, the grade and `Feedback` (the reasons of the
+adjustments and the late work, in words), which its CSV import maps to a grade item and its feedback.
 
-- a file from Canvas's "Download Submissions" is named `<name>_[LATE_]<user id>_<submission id>_<file>`,
-  so its Canvas user ID is read from the name;
-- a submission of Gradescope's export carries its students' names, emails and student ids (from its
-  submission_metadata.yml); a group submission counts for each of its students;
-- otherwise the id (a file's name, a student's folder) is the student.
-
-Every student gets one row, whatever the layout: when a student has several submissions, `--policy`
-chooses whose score counts, `best` (the default) or `latest` (the latest by Gradescope's submission
-time or Canvas's submission number; where neither is known, the best), and the export says which.
-With a roster (`--roster`, e.g. the CSV Canvas exports from its gradebook, or any CSV with a header),
-each submission is matched by the Canvas ID, then by the student's email, student id and id in the
-column `--id-column` or else in any identifier column (ID, SIS User ID, SIS Login ID, email,
-login...), an email also matching by the part before the @; every student of the roster gets a row
-(blank when they submitted nothing, so Canvas keeps whatever grade is there); submissions that match
-nobody are reported, not guessed. Without a roster, the Canvas ID, else the email or the id, is
-written as what Canvas matches on.
+Who a submission belongs to, and how a roster is matched, is roster.py's. Every student gets one row,
+whatever the layout: when a student has several submissions, `--policy` chooses whose score counts,
+`best` (the default) or `latest` (the latest by Gradescope's submission time or Canvas's submission
+number; where neither is known, the best), and the export says which. With a roster every student of
+the roster gets a row (blank when they submitted nothing, so the gradebook keeps whatever grade is
+there); submissions that match nobody are reported, not guessed; a roster that matches no submission
+at all, or has no identifier column, is an error and nothing is written. Without a roster, the Canvas
+ID, else the email or the id, is written as what the gradebook matches on.
 
 Text cells that a spreadsheet would run as a formula (a name or id starting with =, +, -, @) get a
 leading apostrophe (autograder/report/csvsafe.py); grades.csv is written the same way and read back exactly.
@@ -35,60 +34,29 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import config
 from autograder.report.csvsafe import cell, read_cell
-from autograder.report.files import Graded
+from autograder.report.files import APPENDED, Graded, digests, grades_edited, sha256
+from autograder.report.roster import (  # noqa: F401 - canvas_user_id: part of this module's interface
+    EMAIL_COLUMNS,
+    NAME_COLUMNS,
+    ExportError,
+    canvas_user_id,
+    column,
+    id_columns,
+    match,
+    people_of,
+    read_roster,
+    student_key,
+    when,
+)
 
 CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 POINTS_POSSIBLE = "    Points Possible"  # as Canvas writes it in its own export
-# Canvas's "Download Submissions" names: sortable name (no spaces), LATE when late, user id, submission id.
-CANVAS_DOWNLOAD = re.compile(r"^(?P<name>[^_]+)_(?:LATE_)?(?P<user>\d+)_(?P<submission>\d+)(?:_|$)")
-ID_COLUMNS = ("ID", "SIS User ID", "SIS Login ID", "Email", "Email Address", "Login ID", "Login", "Username",
-              "User", "Student ID", "Student Number", "Matriculation Number")
-
-
-class ExportError(ValueError):
-    """A usage mistake: no grades to export, an unreadable roster, an unknown column."""
-
-
-def people_of(g: Graded) -> list[dict]:
-    """The students a submission counts for: one each for a group submission."""
-    submitters = g.identity.get("submitters")
-    if isinstance(submitters, list) and submitters:
-        return [p for p in submitters if isinstance(p, dict)]
-    user = g.identity.get("canvas_user") or canvas_user_id(g.submission)
-    if user:
-        return [{"canvas_user": str(user), "name": g.identity.get("name") or _canvas_name(g.submission)}]
-    return [{"id": g.submission}]
-
-
-def when(g: Graded) -> tuple:
-    """What orders one student's submissions in time, where the layout says (else nothing)."""
-    submitted = g.identity.get("submitted")
-    number = g.identity.get("canvas_submission") or _canvas_submission(g.submission)
-    return (str(submitted or ""), int(number) if str(number or "").isdigit() else -1)
-
-
-def _canvas_name(submission: str) -> str:
-    match = CANVAS_DOWNLOAD.match(submission)
-    return match["name"] if match else submission
-
-
-def _canvas_submission(submission: str) -> str | None:
-    match = CANVAS_DOWNLOAD.match(submission)
-    return match["submission"] if match else None
-
-
-def student_key(person: dict) -> tuple[str, str]:
-    for field_name in ("canvas_user", "email", "sid", "id", "name"):
-        if person.get(field_name):
-            value = str(person[field_name])
-            return field_name, value.casefold() if field_name in ("email", "id", "name") else value
-    return "id", ""
+FORMATS = ("canvas", "csv", "moodle")
 
 
 def choose(submissions: list[Graded], policy: str) -> Graded:
@@ -110,101 +78,79 @@ class Export:
     missing: list[str] = field(default_factory=list)  # roster students without a submission
     duplicates: list[str] = field(default_factory=list)  # students matched by several submissions
     policy: str = config.POLICY
+    format: str = "canvas"
+    note: str = ""  # grading.toml changed since grades.csv was written
 
 
-def read_graded(folder: Path) -> tuple[list[Graded], str]:
-    """The rows of DIR/grades.csv, and the assignment's name from the results."""
+class Class(list):
+    """The graded submissions of a folder (Graded, score = the standing's), its problems, and what the
+    instructor should know about grading.toml."""
+
+    problems: list[str]
+    note: str = ""
+
+
+def read_graded(folder: Path) -> tuple[Class, str]:
+    """The rows of DIR/grades.csv with DIR/grading.toml applied, and the assignment's name."""
+    from autograder.term.rules import FILE, RulesError, read_rules
+    from autograder.term.standing import standings
+
     path = folder / "grades.csv"
     try:
         rows = list(csv.DictReader(path.read_text(encoding="utf-8").splitlines()))
-    except OSError:
+        header = next(csv.reader([path.read_text(encoding="utf-8").split("\n", 1)[0]]))
+    except (OSError, UnicodeDecodeError, StopIteration):
         raise ExportError(f"{folder} holds no grades.csv: grade first (python -m autograder grade --out "
                           f"{folder} ...), then export from that folder.") from None
-    graded = [Graded(read_cell(r["submission"]), float(r["score"]), float(r["max_score"])) for r in rows]
-    assignment = ""
+    if digests(folder) and grades_edited(folder):
+        raise ExportError(f"{path} was changed after the grader wrote it (it no longer matches "
+                          f"{path}.sha256), so it is not exported: a grade changed there carries no reason "
+                          f"and the next `grade` would write it over. Put each change in {folder / FILE} as "
+                          f"an [[adjustment]] (student, problem or \"total\", points, reason: "
+                          f"docs/instructors.md has an example), run the same `grade` command again (it "
+                          f"grades nothing again and applies the file), then export. Nothing was written.")
+    end = header.index(APPENDED[0]) if APPENDED[0] in header else len(header)
+    graded = Class(Graded(read_cell(r["submission"]), float(r["score"]), float(r["max_score"])) for r in rows)
+    graded.problems = [read_cell(p) for p in header[3:end]]
+    assignment, results = "", []
     for g in graded:
         if not 0 <= g.score <= g.max_score:
             raise ExportError(f"{path} says {g.submission} scored {g.score:g} out of {g.max_score:g}, "
                               f"which no grade can be: grade the folder again "
                               f"(python -m autograder grade --out {folder} ...) before exporting.")
         try:
-            extra = json.loads((folder / g.submission / "results.json").read_text())["extra_data"]
+            result = json.loads((folder / g.submission / "results.json").read_text())
+            extra = result["extra_data"]
         except (OSError, ValueError, KeyError, TypeError):
             continue
+        if isinstance(result.get("score"), (int, float)):
+            results.append((g, result))
         if isinstance(extra, dict):
             assignment = assignment or str(extra.get("assignment", ""))
             if isinstance(extra.get("identity"), dict):
                 g.identity = extra["identity"]
+    try:
+        rules = read_rules(folder)
+        found = standings(rules, [(g.submission, r) for g, r in results], graded.problems,
+                          max((g.max_score for g in graded), default=0.0))
+    except RulesError as error:
+        raise ExportError(f"{error} Nothing was written.") from None
+    for g, _ in results:
+        g.standing = found[g.submission]
+        g.score = g.standing.score
+    if _toml_changed(folder, rules):
+        graded.note = (f"{folder / FILE} changed since grades.csv was written: this export applies it as "
+                       f"it is now; run the same `grade` command again to bring grades.csv, the pages and "
+                       f"report.html up to date.")
     return graded, assignment or folder.resolve().name
 
 
-def canvas_user_id(submission: str) -> str | None:
-    """The Canvas user ID in a file name from Canvas's "Download Submissions", else None."""
-    match = CANVAS_DOWNLOAD.match(submission)
-    return match["user"] if match else None
+def _toml_changed(folder: Path, rules) -> bool:
+    """grading.toml is not what grades.csv.sha256 says was applied (when it says anything)."""
+    from autograder.term.rules import FILE
 
-
-def _norm(value: str) -> str:
-    return value.strip().casefold()
-
-
-def read_roster(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    """The roster's header and students (Canvas's "Points Possible" and blank rows skipped)."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as error:
-        raise ExportError(f"Cannot read the roster {path} ({error.strerror}).") from None
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames:
-        raise ExportError(f"The roster {path} is empty: it needs a header row naming its columns.")
-    header = [h.strip() for h in reader.fieldnames]
-    students = []
-    for row in reader:
-        row = {(k or "").strip(): (v or "").strip() for k, v in row.items() if k is not None}
-        if not any(row.values()) or row.get("Student", "").strip() == "Points Possible":
-            continue
-        students.append(row)
-    return header, students
-
-
-def _matches(value: str, key: str) -> bool:
-    value, key = _norm(value), _norm(key)
-    return bool(value) and (value == key or ("@" in value and value.split("@", 1)[0] == key))
-
-
-def match(graded: list[Graded], header: list[str], students: list[dict[str, str]],
-          id_column: str | None) -> tuple[dict[int, list[Graded]], list[str]]:
-    """Roster row index -> the submissions that belong to it; and the submissions that match nobody
-    (or more than one student). A group submission belongs to each of its students."""
-    if id_column and id_column not in header:
-        raise ExportError(f"The roster has no column {id_column!r}; its columns are {', '.join(header)}.")
-    columns = [id_column] if id_column else [c for c in ID_COLUMNS if c in header] + \
-        [c for c in header if c not in ID_COLUMNS and c not in ("Student", "Section", "Name")]
-    owners: dict[int, list[Graded]] = {}
-    unmatched = []
-    for g in graded:
-        for person in people_of(g):
-            keys = [(("ID",), person.get("canvas_user"))] + [(tuple(columns), person.get(k))
-                                                              for k in ("email", "sid", "id")]
-            found = None
-            for cols, key in keys:
-                if not key:
-                    continue
-                for col in cols:
-                    if col not in header:
-                        continue
-                    hits = [i for i, s in enumerate(students) if _matches(s.get(col, ""), str(key))]
-                    if len(hits) == 1:
-                        found = hits[0]
-                        break
-                if found is not None:
-                    break
-            if found is None:
-                unmatched.append(g.submission if len(people_of(g)) == 1
-                                 else f"{g.submission} ({person.get('name')})")
-            elif g not in owners.get(found, []):
-                owners.setdefault(found, []).append(g)
-    return owners, unmatched
+    recorded = digests(folder)
+    return bool(recorded) and recorded.get(FILE) != (sha256(rules.text) if rules else None)
 
 
 def _points(score: float, max_score: float, out_of: float | None) -> str:
@@ -212,41 +158,38 @@ def _points(score: float, max_score: float, out_of: float | None) -> str:
     return f"{round(value, 4):g}"
 
 
-def canvas_csv(graded: list[Graded], assignment: str, roster: Path | None = None, column: str | None = None,
-               id_column: str | None = None, out_of: float | None = None,
-               policy: str = config.POLICY) -> Export:
-    """The Canvas gradebook import for these grades: one row per student (see the module's docstring)."""
+def gather(graded: list[Graded], roster: Path | None, id_column: str | None,
+           policy: str) -> tuple[list[tuple[dict, Graded | None]], Export, list[str], list[str]]:
+    """One (person or roster row, the submission that counts or None) per student, what the export will
+    report, and the roster's header and identifier columns."""
     if not graded:
         raise ExportError("There are no graded submissions to export.")
     if policy not in config.POLICIES:
         raise ExportError(f"The policy must be one of {', '.join(config.POLICIES)}, not {policy!r}.")
-    column = column or assignment
-    max_score = max(g.max_score for g in graded)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([*CANVAS_IDENTITY, cell(column)])
-    writer.writerow([POINTS_POSSIBLE, "", "", "", "", _points(max_score, max_score, out_of)])
+    out: list[tuple[dict, Graded | None]] = []
     if roster is None:
         people: dict[tuple[str, str], tuple[dict, list[Graded]]] = {}
         for g in graded:
             for person in people_of(g):
                 people.setdefault(student_key(person), (person, []))[1].append(g)
-        result = Export("", column, len(people), policy=policy)
+        result = Export("", "", len(people), policy=policy)
         for person, mine in people.values():
             if len(mine) > 1:
                 result.duplicates.append(f"{person.get('name') or person.get('id')}: "
                                          + ", ".join(g.submission for g in mine))
-            chosen = choose(mine, policy)
-            user, email = person.get("canvas_user", ""), person.get("email", "")
-            login = "" if user else email or person.get("id") or person.get("name", "")
-            name = person.get("name") or person.get("id", "")
-            writer.writerow([cell(name), user, cell(person.get("sid", "")), cell(login), "",
-                             _points(chosen.score, chosen.max_score, out_of)])
-        result.csv = buffer.getvalue()
-        return result
+            out.append((person, choose(mine, policy)))
+        return out, result, [], []
     header, students = read_roster(roster)
-    owners, unmatched = match(graded, header, students, id_column)
-    result = Export("", column, len(students), unmatched=unmatched, policy=policy)
+    columns = id_columns(roster, header, id_column)
+    owners, unmatched = match(graded, header, students, columns)
+    if not owners:
+        shown = ", ".join(g.submission for g in graded[:5]) + (" ..." if len(graded) > 5 else "")
+        raise ExportError(f"No submission matches a student of the roster {roster} ({len(students)} "
+                          f"students, matched by {', '.join(columns)}): none of {len(graded)} submission(s) "
+                          f"({shown}) is found there. Check that the roster is this class's, or name the "
+                          f"column that holds what the submissions are named by with --id-column. Nothing "
+                          f"was written.")
+    result = Export("", "", len(students), unmatched=unmatched, policy=policy)
     for i, student in enumerate(students):
         mine = owners.get(i, [])
         if len(mine) > 1:
@@ -254,21 +197,104 @@ def canvas_csv(graded: list[Graded], assignment: str, roster: Path | None = None
                                      + ", ".join(g.submission for g in mine))
         if not mine:
             result.missing.append(student.get("Student") or student.get(header[0], str(i + 1)))
-        chosen = choose(mine, policy) if mine else None
-        writer.writerow([cell(student.get(c, "")) for c in CANVAS_IDENTITY]
-                        + [_points(chosen.score, chosen.max_score, out_of) if chosen else ""])
+        out.append((student, choose(mine, policy) if mine else None))
+    return out, result, header, columns
+
+
+def canvas_csv(graded: list[Graded], assignment: str, roster: Path | None = None, column: str | None = None,
+               id_column: str | None = None, out_of: float | None = None,
+               policy: str = config.POLICY) -> Export:
+    """The Canvas gradebook import for these grades: one row per student (see the module's docstring)."""
+    rows, result, _, _ = gather(graded, roster, id_column, policy)
+    result.column = column or assignment
+    max_score = max(g.max_score for g in graded)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([*CANVAS_IDENTITY, cell(result.column)])
+    writer.writerow([POINTS_POSSIBLE, "", "", "", "", _points(max_score, max_score, out_of)])
+    for person, chosen in rows:
+        points = _points(chosen.score, chosen.max_score, out_of) if chosen else ""
+        if roster is not None:
+            writer.writerow([cell(person.get(c, "")) for c in CANVAS_IDENTITY] + [points])
+            continue
+        user, email = person.get("canvas_user", ""), person.get("email", "")
+        login = "" if user else email or person.get("id") or person.get("name", "")
+        name = person.get("name") or person.get("id", "")
+        writer.writerow([cell(name), user, cell(person.get("sid", "")), cell(login), "", points])
     result.csv = buffer.getvalue()
     return result
 
 
-def export_canvas(graded_folder: Path, out: Path, roster: Path | None = None, column: str | None = None,
-                  id_column: str | None = None, out_of: float | None = None,
-                  policy: str = config.POLICY) -> Export:
-    """Reads DIR/grades.csv and writes the Canvas import file (atomically)."""
+def plain_csv(graded: Class, assignment: str, roster: Path | None = None, id_column: str | None = None,
+              out_of: float | None = None, policy: str = config.POLICY) -> Export:
+    """id, name, email, each problem's points, adjustments, late_penalty, total (scaled by out_of): one
+    row per student, blank scores for a roster's student who submitted nothing."""
+    rows, result, header, columns = gather(graded, roster, id_column, policy)
+    result.column, result.format = "total", "csv"
+    problems = list(getattr(graded, "problems", []))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["id", "name", "email", *map(cell, problems), "adjustments", "late_penalty", "total"])
+    for person, chosen in rows:
+        ident = _identity(person, roster is not None, header, columns)
+        standing = getattr(chosen, "standing", None)
+        if chosen is None:
+            scores = [""] * (len(problems) + 3)
+        else:
+            scores = [f"{standing.problems[p]:g}" if standing else "" for p in problems]
+            scores += [f"{standing.adjustment:g}" if standing else "0",
+                       f"{standing.penalty:g}" if standing else "0",
+                       _points(chosen.score, chosen.max_score, out_of)]
+        writer.writerow([*map(cell, ident), *scores])
+    result.csv = buffer.getvalue()
+    return result
+
+
+def _identity(person: dict, from_roster: bool, header: list[str], columns: list[str]) -> list[str]:
+    """[id, name, email] of a roster row (its first identifier column), or of a submission's student (the
+    Canvas user id, else the student id, else the id)."""
+    if from_roster:
+        return [person.get(columns[0], ""), person.get(column(header, NAME_COLUMNS) or "", ""),
+                person.get(column(header, EMAIL_COLUMNS) or "", "")]
+    return [person.get("canvas_user") or person.get("sid") or person.get("id") or person.get("email", ""),
+            person.get("name", ""), person.get("email", "")]
+
+
+def moodle_csv(graded: Class, assignment: str, roster: Path | None = None, column: str | None = None,
+               id_column: str | None = None, out_of: float | None = None,
+               policy: str = config.POLICY) -> Export:
+    """For Moodle's Grades > Import > CSV file: ID number, Email address, Full name, the grade (in a column
+    named as the assignment, or column) and Feedback (grading.toml's reasons and late work, in words)."""
+    rows, result, header, columns = gather(graded, roster, id_column, policy)
+    result.column, result.format = column or assignment, "moodle"
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["ID number", "Email address", "Full name", cell(result.column), "Feedback"])
+    for person, chosen in rows:
+        ident, name, email = _identity(person, roster is not None, header, columns)
+        standing = getattr(chosen, "standing", None)
+        grade = _points(chosen.score, chosen.max_score, out_of) if chosen else ""
+        writer.writerow([cell(ident), cell(email), cell(name), grade,
+                         cell("; ".join(standing.lines())) if standing else ""])
+    result.csv = buffer.getvalue()
+    return result
+
+
+def export(graded_folder: Path, out: Path, fmt: str = "canvas", roster: Path | None = None,
+           column: str | None = None, id_column: str | None = None, out_of: float | None = None,
+           policy: str = config.POLICY) -> Export:
+    """Reads DIR (grades.csv, the results, grading.toml) and writes the import file (atomically);
+    nothing is written when anything is wrong."""
     from autograder.report.files import write_atomic
 
     graded, assignment = read_graded(graded_folder)
-    result = canvas_csv(graded, assignment, roster, column, id_column, out_of, policy)
+    if fmt == "csv":
+        result = plain_csv(graded, assignment, roster, id_column, out_of, policy)
+    elif fmt == "moodle":
+        result = moodle_csv(graded, assignment, roster, column, id_column, out_of, policy)
+    else:
+        result = canvas_csv(graded, assignment, roster, column, id_column, out_of, policy)
+    result.note = graded.note
     try:
         write_atomic(out, result.csv)
     except OSError as error:
@@ -276,13 +302,30 @@ def export_canvas(graded_folder: Path, out: Path, roster: Path | None = None, co
     return result
 
 
+def export_canvas(graded_folder: Path, out: Path, roster: Path | None = None, column: str | None = None,
+                  id_column: str | None = None, out_of: float | None = None,
+                  policy: str = config.POLICY) -> Export:
+    return export(graded_folder, out, "canvas", roster, column, id_column, out_of, policy)
+
+
 def describe(result: Export, out: Path) -> str:
     """A few lines for the instructor: what was written, and what needs a look."""
     policy = ("the best score counts" if result.policy == "best" else
               "the latest submission counts (the best where the times are not known)")
-    lines = [(f"Canvas import: {out} ({result.rows} students, one row each, column {result.column!r}; "
-              f"when a student has several submissions {policy}: --policy). "
-              f"In Canvas: Grades > Import, choose this file.")]
+    several = f"when a student has several submissions {policy}: --policy"
+    if result.format == "moodle":
+        lines = [(f"Moodle import: {out} ({result.rows} students, one row each, grade column "
+                  f"{result.column!r} and Feedback; {several}). In Moodle: Grades > Import > CSV file; "
+                  f"identify users by Email address (or ID number), map {result.column!r} to the "
+                  f"grade item and Feedback to its feedback.")]
+    elif result.format == "csv":
+        lines = [(f"Plain CSV: {out} ({result.rows} students, one row each: id, name, email, each problem, "
+                 f"adjustments, late_penalty, total; {several}).")]
+    else:
+        lines = [(f"Canvas import: {out} ({result.rows} students, one row each, column {result.column!r}; "
+                 f"{several}). In Canvas: Grades > Import, choose this file.")]
+    if result.note:
+        lines.append(result.note)
     if result.unmatched:
         lines.append(f"Not in the roster (left out): {', '.join(result.unmatched)}.")
     if result.duplicates:

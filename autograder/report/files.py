@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import hashlib
 import io
 import json
 import os
@@ -24,6 +25,7 @@ from autograder.report.plain import valid, valid_json
 
 if TYPE_CHECKING:  # only named here: reading grades back (the Canvas export) needs no torch
     from autograder.judge.verdicts import CheckResult
+    from autograder.term.standing import Standing
 
 
 @dataclass
@@ -48,6 +50,9 @@ class Graded:
     # Why the grader could not grade it in this run, by a fault of its own (no worker could be started,
     # e.g. its temporary disk was full): no score is written, and the next run grades it.
     not_graded: str = ""
+    # The grade with grading.toml applied (adjustments, late penalty), where it was computed: export sets
+    # it, and score to its score.
+    standing: Standing | None = None
 
     def score_of(self, problem: str) -> float:
         return sum(r.score for r in self.results if r.problem == problem)
@@ -159,19 +164,66 @@ def read_results(path: Path) -> dict | None:
         return None
 
 
-def grades_csv(rows: list[tuple[str, dict]], problems: list[str], max_score: float) -> str:
-    """One row per submission: submission,score,max_score,<Problem>,... (text cells that a spreadsheet
-    would read as a formula neutralised, see csvsafe)."""
+# after the problems' columns (docs/instructors.md, "Adjustments and late work")
+APPENDED = ("graded", "adjustments", "late_penalty", "late")
+DIGEST = ".sha256"  # grades.csv.sha256 beside grades.csv, in sha256sum's format
+
+
+def grades_csv(rows: list[tuple[str, dict]], problems: list[str], max_score: float,
+               standings: dict | None = None) -> str:
+    """One row per submission: submission,score,max_score,<Problem>,..., then graded, adjustments,
+    late_penalty, late. score and the problems' columns are the standing (term/standing.py: the grade
+    after grading.toml's adjustments and late penalty); graded is the autograder's score. Text cells that
+    a spreadsheet would read as a formula are neutralised (csvsafe)."""
+    from autograder.term.standing import standings as compute
+
+    standings = standings if standings is not None else compute(None, rows, problems, max_score)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["submission", "score", "max_score", *map(cell, problems)])
+    writer.writerow(["submission", "score", "max_score", *map(cell, problems), *APPENDED])
     for sid, result in rows:
         assert_within(result["score"], max_score, sid)
-        per_problem = {p: 0.0 for p in problems}
-        for test in result.get("tests", []):
-            problem = test["name"].split(": ", 1)[0]
-            if problem in per_problem:
-                per_problem[problem] += test["score"]
-        writer.writerow([cell(sid), f"{result['score']:g}", f"{max_score:g}",
-                         *(f"{per_problem[p]:g}" for p in problems)])
+        s = standings[sid]
+        assert_within(s.score, max_score, sid)
+        writer.writerow([cell(sid), f"{s.score:g}", f"{max_score:g}",
+                         *(f"{s.problems[p]:g}" for p in problems), f"{s.graded:g}", f"{s.adjustment:g}",
+                         f"{s.penalty:g}", cell(s.late)])
     return buffer.getvalue()
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(valid(text).encode("utf-8")).hexdigest()
+
+
+def write_grades(folder: Path, text: str, applied: str | None = None) -> Path | None:
+    """Writes grades.csv and, beside it, the digest of what was written (and of the grading.toml text
+    applied), so that a hand edit is caught by export. A grades.csv edited by hand since the grader
+    wrote it is kept as grades.edited.csv (returned), not lost."""
+    path, kept = folder / "grades.csv", None
+    if grades_edited(folder):
+        kept = folder / "grades.edited.csv"
+        os.replace(path, kept)
+    lines = [f"{sha256(text)}  grades.csv"]
+    if applied is not None:
+        lines.append(f"{sha256(applied)}  grading.toml")
+    write_atomic(path, text)
+    write_atomic(folder / ("grades.csv" + DIGEST), "\n".join(lines) + "\n")
+    return kept
+
+
+def digests(folder: Path) -> dict[str, str]:
+    """File name -> sha256 as grades.csv.sha256 records them ({} when there is none)."""
+    try:
+        text = (folder / ("grades.csv" + DIGEST)).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return {name: digest for digest, _, name in (line.partition("  ") for line in text.splitlines()) if name}
+
+
+def grades_edited(folder: Path) -> bool:
+    """grades.csv is there and is not what the grader wrote (or has no digest beside it)."""
+    try:
+        data = (folder / "grades.csv").read_bytes()
+    except OSError:
+        return (folder / "grades.csv").exists()
+    return digests(folder).get("grades.csv") != hashlib.sha256(data).hexdigest()

@@ -12,7 +12,9 @@ the package builds, the report fragment and the pictures, in which every text is
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
@@ -20,6 +22,11 @@ from autograder.report.svg import figure_svgs
 
 if TYPE_CHECKING:
     from autograder.judge.verdicts import CheckResult
+    from autograder.term.standing import Standing
+
+# The page's part that grading.toml decides: rewritten in place by every run (update_standing), so that
+# an adjustment reaches a page whose submission is not graded again.
+_STANDING = re.compile(r'<section id="standing" data-hidden="(\d)">.*?</section>', re.DOTALL)
 
 
 def feedback_href(submission: str) -> str:
@@ -108,4 +115,27 @@ def feedback_page(submission: str, assignment: str, results: list[CheckResult], 
         submission=submission, assignment=assignment, results=shown, output=output, about=list(about),
         cells=[c for c in cells if c not in skipped], skipped=skipped, hidden=hidden,
         score=sum(r.score for r in shown), max_score=sum(r.max_score for r in shown),
-        report=html_report(shown, group=True))
+        report=html_report(shown, group=True), standing=standing_html(None, bool(hidden)))
+
+
+def standing_html(standing: Standing | None, hidden: bool) -> str:
+    """The page's section on adjustments and late work (empty without them); the grade after them only
+    where the page shows every check (else it would tell the hidden checks' score)."""
+    return templates().get_template("standing.html.j2").render(
+        lines=standing.lines() if standing else [], hidden=hidden, standing=standing)
+
+
+def update_standing(page: Path, standing: Standing) -> None:
+    """Puts a standing into a feedback page written before (written again only when it changes)."""
+    from autograder.report.files import write_atomic
+
+    try:
+        text = page.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    found = _STANDING.search(text)
+    if found is None:
+        return
+    new = text[:found.start()] + standing_html(standing, found[1] == "1") + text[found.end():]
+    if new != text:
+        write_atomic(page, new)

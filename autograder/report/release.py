@@ -29,8 +29,9 @@ from pathlib import Path
 from autograder import config
 from autograder.intake.loader import safe_id
 from autograder.report.csvsafe import cell
-from autograder.report.export import CANVAS_DOWNLOAD, ExportError, choose, people_of, read_graded
+from autograder.report.export import choose, read_graded
 from autograder.report.files import Graded, write_atomic
+from autograder.report.roster import CANVAS_DOWNLOAD, ExportError, people_of
 
 FORMATS = ("folders", "zip", "canvas")
 NAMES = ("id", "email", "sid", "canvas")

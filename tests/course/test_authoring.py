@@ -239,8 +239,9 @@ def test_example_goes_from_file_to_gradescope_archive(tmp_path):
     autograder("grade", "--assignment", "indexing", "--extra", EXAMPLE, "--out", out, "--quiet", SOLUTION)
     result = json.loads((out / "authoring_solution" / "results.json").read_text())
     assert result["score"] == 31 and all(t["status"] == "passed" for t in result["tests"])
-    assert (out / "grades.csv").read_text() == ("submission,score,max_score,Gather,RoundSTE,SmoothMax\n"
-                                                "authoring_solution,31,31,11,9,11\n")
+    assert (out / "grades.csv").read_text() == (
+        "submission,score,max_score,Gather,RoundSTE,SmoothMax,graded,adjustments,late_penalty,late\n"
+        "authoring_solution,31,31,11,9,11,31,0,0,\n")
     archive = tmp_path / "indexing.zip"
     assert "for indexing (3 problems, 31 points, 0 hidden check(s)" in autograder(
         "gradescope", "--assignment", "indexing", "--extra", EXAMPLE, "--out", archive).stdout

@@ -7,8 +7,7 @@ import re
 
 import pytest
 
-from autograder.report import classreport
-from autograder.report.classreport import Column, class_report
+from autograder.report.classreport import class_report
 from tools.bench.class_report import COPIES, synthetic_class
 
 N = 300
@@ -17,7 +16,8 @@ N = 300
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     assignment, rows, codes, starter = synthetic_class(N)
-    page = class_report(assignment, rows, codes, starter, "course/02-custom-functions.ipynb")
+    page = class_report(assignment, rows, codes=codes, starter=starter,
+                        starter_name="course/02-custom-functions.ipynb")
     path = tmp_path_factory.mktemp("graded") / "report.html"
     path.write_text(page, encoding="utf-8")
     return path, rows
@@ -37,18 +37,22 @@ def test_the_table_has_a_row_per_student_with_a_link_to_their_page_and_a_column_
     assert '<a href="s001/feedback.html">s001</a>' in table_rows(page)[0]
 
 
-def test_a_column_shows_only_where_a_result_has_its_value(monkeypatch):
-    """Late work or adjustments: one Column each, shown only in a class where some result holds one."""
+def test_late_and_adjusted_columns_show_only_in_a_class_where_a_grade_changed():
+    """grading.toml's adjustments and late penalties (term/standing.py): a column each, and the grade after
+    them, shown only when some student's grade changed."""
     from autograder.course import find_assignment
+    from autograder.term.standing import Standing
 
-    late = Column("late penalty", lambda row: row["extra"].get("late"))
-    monkeypatch.setattr(classreport, "COLUMNS", (*classreport.COLUMNS, late))
     assignment = find_assignment("custom-functions")
-    plain = {"score": 1, "tests": [], "extra_data": {}}
-    penalised = {"score": 1, "tests": [], "extra_data": {"late": -2}}
-    assert "late penalty" not in class_report(assignment, [("a", plain)])
-    shown = class_report(assignment, [("a", plain), ("b", penalised)])
-    assert ">late penalty</button>" in shown and '<td class="n" data-v="-2">-2</td>' in shown
+    rows = [("a", {"score": 30, "tests": []}), ("b", {"score": 40, "tests": []})]
+    same = {sid: Standing(graded=r["score"], max_score=50, problems={}, score=r["score"]) for sid, r in rows}
+    assert "late penalty" not in class_report(assignment, rows, same)
+    late = {**same,
+            "b": Standing(graded=40, max_score=50, problems={}, late="1 day late", penalty=5, score=35)}
+    shown = class_report(assignment, rows, late)
+    header = shown.split('id="students-table"', 1)[1].split("</thead>", 1)[0]
+    assert re.findall(r"<button[^>]*>([^<]+)</button>", header)[-2:] == ["late penalty", "grade"]
+    assert '<td class="n" data-v="5">5</td>' in shown and '<td class="n" data-v="35">35</td>' in shown
 
 
 def test_the_copies_are_listed_as_a_hint_naming_what_they_share(report):
@@ -78,7 +82,8 @@ def test_a_comparison_that_fails_costs_its_section_only(monkeypatch):
         raise RecursionError
 
     monkeypatch.setattr(similar, "near_identical", broken)
-    page = class_report(find_assignment("custom-functions"), [("a", {"score": 0, "tests": []})], {"a": ["x"]})
+    page = class_report(find_assignment("custom-functions"), [("a", {"score": 0, "tests": []})],
+                        codes={"a": ["x"]})
     assert "Not compared: the comparison failed (RecursionError)" in page and 'id="students-table"' in page
 
 

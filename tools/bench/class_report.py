@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     pairs = similar.near_identical(codes, starter)
     compared = time.perf_counter() - start
     start = time.perf_counter()
-    page = class_report(assignment, rows, codes, starter, "the lesson's notebooks")
+    page = class_report(assignment, rows, codes=codes, starter=starter, starter_name="the lesson's notebooks")
     whole = time.perf_counter() - start
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,296 @@
+"""A term after the grading: the instructor's grading.toml (adjustments, a late policy) applied on top of
+the results by `grade` and `export`, kept across re-runs; a hand edit of grades.csv refused; exports
+that fail loudly. The class arrives as instructors receive it: Canvas's "Download Submissions" (one
+file marked LATE) beside Gradescope's "Export Submissions" (with its submission times)."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from autograder.term.rules import RulesError, read_rules
+from autograder.term.standing import standings, submission_time
+from tests.conftest import EXAMPLES, ROOT, autograder
+
+FULL, BOB = 50, 29  # custom-functions: alice.py's score and bob.py's (tests/test_batch.py)
+DUE = "2026-03-01T23:59:00"
+METADATA = """submission_1:
+  :submitters:
+  - :name: Cleo Park
+    :email: cleo@uni.example
+    :sid: '1003'
+  :created_at: 2026-03-02 09:30:00.000000000 -05:00
+submission_2:
+  :submitters:
+  - :name: Dan Roe
+    :email: dan@uni.example
+    :sid: '1004'
+  :created_at: 2026-03-01 20:00:00.000000000 -05:00
+"""
+
+
+def arrived(base: Path) -> list[Path]:
+    """ann (right, Canvas marks her late), ben (subtly wrong), Cleo (right, 9.5 hours late by
+    Gradescope's time), Dan (subtly wrong, on time)."""
+    canvas, gradescope = base / "canvas", base / "gradescope"
+    canvas.mkdir(parents=True)
+    shutil.copy(EXAMPLES / "alice.py", canvas / "ann_LATE_12345_67890_lab.py")
+    shutil.copy(EXAMPLES / "bob.py", canvas / "ben_12346_67891_lab.py")
+    for n, source in ((1, "alice.py"), (2, "bob.py")):
+        (gradescope / f"submission_{n}").mkdir(parents=True)
+        shutil.copy(EXAMPLES / source, gradescope / f"submission_{n}" / "lab.py")
+    (gradescope / "submission_metadata.yml").write_text(METADATA)
+    return [canvas, gradescope]
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory):
+    base = tmp_path_factory.mktemp("term")
+    classes = arrived(base)
+    autograder("grade", "--assignment", "custom-functions", "--out", base / "graded", "--quiet", *classes)
+    return base, classes
+
+
+@pytest.fixture()
+def term(first_run, tmp_path):
+    """A copy of the graded folder, and the command that grades it again."""
+    base, classes = first_run
+    out = tmp_path / "graded"
+    shutil.copytree(base / "graded", out)
+
+    def grade(*options, check=True):
+        return autograder("grade", "--assignment", "custom-functions", "--out", out, "--quiet", *options,
+                          *classes, check=check)
+    return out, grade
+
+
+def grades(out: Path) -> dict[str, dict]:
+    return {r["submission"]: r for r in csv.DictReader((out / "grades.csv").open())}
+
+
+def table(path: Path) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(path.read_text())))
+
+
+def one_paragraph(result) -> str:
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    return result.stderr.replace("\n  ", " ")
+
+
+ADJUST = """
+[[adjustment]]
+student = "ben"
+problem = "LinearFunction"
+points = 2
+reason = "regrade request: the bias gradient is right once summed"
+"""
+
+
+def test_an_adjustment_survives_regrading_and_reaches_page_report_and_export(term, tmp_path):
+    """Is ben's +2 on LinearFunction (named by his Canvas name) in grades.csv, on his page and in
+    report.html, after a re-run that grades nothing and after one that grades everything again, with
+    results.json as graded; and in every export format?"""
+    out, grade = term
+    (out / "grading.toml").write_text(ADJUST)
+    ben = "ben_12346_67891_lab"
+    for options in ((), ("--force",)):
+        grade(*options)
+        row = grades(out)[ben]
+        assert (row["score"], row["graded"], row["adjustments"], row["LinearFunction"]) == \
+            (f"{BOB + 2}", f"{BOB}", "2", "8")
+        assert json.loads((out / ben / "results.json").read_text())["score"] == BOB
+        for page in (out / ben / "feedback.html", out / "report.html"):
+            assert "regrade request: the bias gradient is right once summed" in page.read_text()
+    assert "regrade request" not in (out / "Dan Roe" / "feedback.html").read_text()
+    autograder("export", "--graded", out, "--canvas", tmp_path / "canvas.csv")
+    canvas = {r["Student"]: r["custom-functions"] for r in table(tmp_path / "canvas.csv")}
+    assert canvas["ben"] == f"{BOB + 2}"
+    autograder("export", "--graded", out, "--csv", tmp_path / "plain.csv")
+    plain = {r["name"]: r for r in table(tmp_path / "plain.csv")}
+    assert list(plain["ben"]) == ["id", "name", "email", "KillHead", "MyReLU", "Exp", "LinearFunction",
+                                  "adjustments", "late_penalty", "total"]
+    ben = plain["ben"]
+    assert (ben["id"], ben["adjustments"], ben["total"]) == ("12346", "2", f"{BOB + 2}")
+    assert (plain["Cleo Park"]["id"], plain["Cleo Park"]["email"]) == ("1003", "cleo@uni.example")
+    autograder("export", "--graded", out, "--moodle", tmp_path / "moodle.csv")
+    moodle = {r["Full name"]: r for r in table(tmp_path / "moodle.csv")}
+    assert list(moodle["ben"]) == ["ID number", "Email address", "Full name", "custom-functions", "Feedback"]
+    assert moodle["ben"]["custom-functions"] == f"{BOB + 2}"
+    assert "regrade request" in moodle["ben"]["Feedback"]
+    assert moodle["Cleo Park"]["Email address"] == "cleo@uni.example"
+    (out / "grading.toml").write_text(ADJUST.replace("points = 2", "points = 3"))  # not graded again
+    said = autograder("export", "--graded", out, "--csv", tmp_path / "plain.csv").stdout.replace("\n  ", " ")
+    assert "grading.toml changed since grades.csv was written" in said
+    assert {r["name"]: r["total"] for r in table(tmp_path / "plain.csv")}["ben"] == f"{BOB + 3}"
+
+
+LATE = f"""
+[late]
+due = {DUE}
+timezone = "America/New_York"
+per = "day"
+penalty = "10%"
+cap = "50%"
+"""
+
+
+def test_late_work_loses_what_the_rule_says_and_an_extension_removes_it(term, tmp_path):
+    """Does Cleo, 9.5 hours late by Gradescope's time, lose one day's 10 % of 50 points; ann, marked LATE
+    by Canvas with no time, lose nothing and say why, until her time is given; and does an extension
+    take Cleo's penalty away, in grades.csv, on the page and in the export?"""
+    out, grade = term
+    (out / "grading.toml").write_text(LATE)
+    grade()
+    rows = grades(out)
+    assert (rows["Cleo Park"]["score"], rows["Cleo Park"]["late_penalty"]) == (f"{FULL - 5}", "5")
+    assert "9 h 31 min after the due time" in rows["Cleo Park"]["late"]
+    ann = rows["ann_LATE_12345_67890_lab"]
+    assert (ann["score"], ann["late_penalty"]) == (f"{FULL}", "0") and "no penalty" in ann["late"]
+    assert rows["Dan Roe"]["late_penalty"] == "0"
+    assert rows["ben_12346_67891_lab"]["late"] == "on time (by Canvas)"
+    assert "-5 point(s)" in (out / "Cleo Park" / "feedback.html").read_text()
+
+    (out / "grading.toml").write_text(LATE + '\n[late.extensions]\n"cleo@uni.example" = 1\n'
+                                      '\n[late.submitted]\nann = 2026-03-04T12:00:00\n')
+    grade()
+    rows = grades(out)
+    assert (rows["Cleo Park"]["score"], rows["Cleo Park"]["late_penalty"]) == (f"{FULL}", "0")
+    assert "(extended)" in (out / "Cleo Park" / "feedback.html").read_text()
+    assert rows["ann_LATE_12345_67890_lab"]["late_penalty"] == "15"  # 2 days 12 h: 3 days started
+    autograder("export", "--graded", out, "--csv", tmp_path / "plain.csv")
+    assert {r["name"]: r["late_penalty"] for r in table(tmp_path / "plain.csv")} == \
+        {"ann": "15", "ben": "0", "Cleo Park": "0", "Dan Roe": "0"}
+
+
+def test_a_hand_edited_grades_csv_is_refused_and_kept(term, tmp_path):
+    """Does export refuse a grades.csv changed by hand, pointing to grading.toml and writing nothing;
+    does the next `grade` keep the edited file aside and write grades.csv again?"""
+    out, grade = term
+    text = (out / "grades.csv").read_text()
+    (out / "grades.csv").write_text(text.replace(f"ben_12346_67891_lab,{BOB},", "ben_12346_67891_lab,39,"))
+    message = one_paragraph(autograder("export", "--graded", out, "--canvas", tmp_path / "c.csv",
+                                       check=False))
+    assert "changed after the grader wrote it" in message and "grading.toml as an [[adjustment]]" in message
+    assert not (tmp_path / "c.csv").exists()
+    grade()
+    assert "ben_12346_67891_lab,39," in (out / "grades.edited.csv").read_text()
+    assert (out / "grades.csv").read_text() == text
+    autograder("export", "--graded", out, "--canvas", tmp_path / "c.csv")
+
+
+@pytest.mark.parametrize(("roster", "phrase"), [
+    ("name,phone\nAnn,555\n", "has no column that identifies a student: its columns are name, phone"),
+    ("name,email\nZed,zed@uni.example\n", "No submission matches a student of the roster"),
+])
+def test_a_bad_roster_fails_and_writes_nothing(term, tmp_path, roster, phrase):
+    """Does a roster without an identifier column, or one that matches nobody, fail with one paragraph
+    and exit status 2, writing nothing, for either format?"""
+    out, _ = term
+    (tmp_path / "roster.csv").write_text(roster)
+    for fmt in ("--canvas", "--csv"):
+        result = autograder("export", "--graded", out, fmt, tmp_path / "x.csv",
+                            "--roster", tmp_path / "roster.csv", check=False)
+        assert phrase in one_paragraph(result) and "Nothing was written" in result.stderr.replace("\n  ", " ")
+        assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.parametrize(("entry", "line", "phrase"), [
+    ('[[adjustment]]\nstudent = "nobody"\npoints = 1\nreason = "x"\n', 2, "no graded submission is 'nobody'"),
+    ('[[adjustment]]\nstudent = "ben"\nproblem = "Linear"\npoints = 1\nreason = "x"\n', 3,
+     "'Linear' is not a problem of this assignment"),
+    ('[late]\ndue = 2026-03-01T23:59:00Z\n[late.extensions]\nzed = 2\n', 4, "no graded submission is 'zed'"),
+])
+def test_an_unknown_student_or_problem_names_its_line(term, tmp_path, entry, line, phrase):
+    """Does a grading.toml line that names no student or no problem stop grade (results kept) and export
+    (nothing written) with one paragraph naming the file and the line?"""
+    out, grade = term
+    (out / "grading.toml").write_text("# the term's decisions\n" + entry)
+    for result in (grade(check=False),
+                   autograder("export", "--graded", out, "--csv", tmp_path / "x.csv", check=False)):
+        message = one_paragraph(result)
+        assert f"grading.toml, line {line + 1}: " in message and phrase in message
+    assert not (tmp_path / "x.csv").exists() and (out / "ben_12346_67891_lab" / "results.json").exists()
+
+
+def test_the_documented_file_gives_the_documented_grades(term):
+    """Does docs/instructors.md's example grading.toml, on this class, print and write what the docs
+    show?"""
+    out, grade = term
+    docs = (ROOT / "docs" / "instructors.md").read_text()
+    (out / "grading.toml").write_text(re.search(r"```toml\n(.*?)```", docs, re.DOTALL)[1])
+    said = grade()
+    shown = re.search(r"\n\$ cat graded/grades.csv\n(.*?)```", docs, re.DOTALL)[1]
+    assert (out / "grades.csv").read_text() == shown
+    line = next(x for x in docs.splitlines() if x.startswith("autograder: graded/grading.toml: "))
+    assert line.replace("graded/", f"{out}/") in said.stderr
+
+
+# -- the rule's arithmetic, without grading ------------------------------------------------------------------
+
+def rules_of(tmp_path: Path, text: str):
+    (tmp_path / "grading.toml").write_text(text)
+    return read_rules(tmp_path)
+
+
+def result(score: float, submitted: str | None = None) -> dict:
+    identity = {"submitted": submitted} if submitted else {}
+    return {"score": score, "tests": [{"name": "Exp: forward", "score": score, "max_score": 10}],
+            "extra_data": {"identity": identity}}
+
+
+@pytest.mark.parametrize(("late", "submitted", "penalty"), [
+    ('per = "hour"\npenalty = 1', "2026-03-02T02:30:00+00:00", 3),  # 2 h 30 min: 3 hours started
+    ('per = "hour"\npenalty = 1\ncap = 2', "2026-03-02T02:30:00+00:00", 2),
+    ('per = "day"\npenalty = "10%"\ngrace_minutes = 30', "2026-03-02T00:20:00+00:00", 0),
+    ('per = "day"\npenalty = "10%"\ngrace_minutes = 30', "2026-03-02T00:40:00+00:00", 1),
+    ('per = "day"\npenalty = 4', "2026-03-04T00:00:01+00:00", 8),  # never below 0: 8 of 8
+    ('per = "day"\npenalty = 4', "2026-03-01T22:00:00-01:00", 0),  # 23:00 UTC: on time
+    ('per = "day"\npenalty = 4\n[late.submitted]\nx = 2026-03-02T01:00:00', None, 4),  # in due's zone
+])
+def test_penalties_per_hour_and_day_with_cap_and_grace(tmp_path, late, submitted, penalty):
+    """Does the penalty count each hour or day started after the due time, keep within its cap, forgive
+    the grace period, and never take more than the grade?"""
+    rules = rules_of(tmp_path, f"[late]\ndue = 2026-03-02T00:00:00Z\n{late}\n")
+    standing = standings(rules, [("x", result(8, submitted))], ["Exp"], 10)["x"]
+    assert standing.penalty == penalty and standing.score == 8 - penalty
+
+
+def test_adjustments_stay_within_the_points():
+    """Does a problem adjustment stop at the problem's points and a total one at 0, saying what it gave?"""
+    from autograder.term.rules import Adjustment, Rules
+
+    rules = Rules(Path("grading.toml"), adjustments=[Adjustment(3, "x", "Exp", 5, "bonus"),
+                                                     Adjustment(8, "x", "", -30, "copied")])
+    standing = standings(rules, [("x", result(8))], ["Exp"], 10)["x"]
+    assert [(a.points, a.applied) for a in standing.adjustments] == [(5, 2), (-30, -10)]
+    assert standing.score == 0 and "(+5 asked; the bounds allow +2)" in standing.lines()[0]
+
+
+def test_submission_times_as_layouts_keep_them():
+    """Are Gradescope's and nbgrader's times read with their zones, and a time without one refused?"""
+    utc = dt.UTC
+    assert submission_time("2026-03-02 09:30:00-05:00") == dt.datetime(2026, 3, 2, 14, 30, tzinfo=utc)
+    assert submission_time("2026-03-01 10:00:00.000000 UTC") == dt.datetime(2026, 3, 1, 10, tzinfo=utc)
+    assert submission_time("2026-03-01 10:00:00") is None and submission_time("yesterday") is None
+
+
+@pytest.mark.parametrize(("text", "phrase"), [
+    ("[late]\ndue = 2026-03-01T23:59:00\n", "line 2: due = 2026-03-01T23:59:00 says no time zone"),
+    ('[late]\ndue = 2026-03-01T23:59:00Z\nper = "week"\n', "line 3: per = 'week'"),
+    ('[late]\ndue = 2026-03-01T23:59:00Z\ntimezone = "Mars/Olympus"\n', "line 3: timezone = 'Mars/Olympus'"),
+    ('\n[[adjustment]]\nstudent = "ann"\npoints = 2\n', "line 2: this [[adjustment]] lacks reason"),
+    ('[[adjustment]]\nstudent = "ann"\npoints = "two"\nreason = "x"\n', "line 1: points = 'two'"),
+    ("[grades]\nann = 3\n", "line 1: 'grades' is not something grading.toml holds"),
+    ("[late\n", "is not valid TOML"),
+])
+def test_mistakes_in_grading_toml_name_their_line(tmp_path, text, phrase):
+    with pytest.raises(RulesError, match=None) as error:
+        rules_of(tmp_path, text)
+    assert phrase in str(error.value)
