@@ -185,6 +185,16 @@ def test_a_hand_edited_grades_csv_is_refused_and_kept(term, tmp_path):
     autograder("export", "--graded", out, "--canvas", tmp_path / "c.csv")
 
 
+def test_a_folder_of_an_earlier_version_is_not_taken_for_a_hand_edit(term):
+    """A graded folder without grades.csv's digest (written before there was one) whose grades.csv says
+    what the next run writes: nothing is kept aside, and the digest is written."""
+    out, grade = term
+    (out / "grades.csv.sha256").unlink()
+    result = grade()
+    assert "was changed since the grader wrote it" not in result.stderr + result.stdout
+    assert not (out / "grades.edited.csv").exists() and (out / "grades.csv.sha256").is_file()
+
+
 @pytest.mark.parametrize(("roster", "phrase"), [
     ("name,phone\nAnn,555\n", "has no column that identifies a student: its columns are name, phone"),
     ("name,email\nZed,zed@uni.example\n", "No submission matches a student of the roster"),

@@ -198,9 +198,10 @@ def sha256(text: str) -> str:
 def write_grades(folder: Path, text: str, applied: str | None = None) -> Path | None:
     """Writes grades.csv and, beside it, the digest of what was written (and of the grading.toml text
     applied), so that a hand edit is caught by export. A grades.csv edited by hand since the grader
-    wrote it is kept as grades.edited.csv (returned), not lost."""
+    wrote it is kept as grades.edited.csv (returned), not lost; one that says what is about to be written
+    (a folder of an earlier version, without a digest) is not."""
     path, kept = folder / "grades.csv", None
-    if grades_edited(folder):
+    if grades_edited(folder) and not _holds(path, text):
         kept = folder / "grades.edited.csv"
         os.replace(path, kept)
     lines = [f"{sha256(text)}  grades.csv"]
@@ -209,6 +210,13 @@ def write_grades(folder: Path, text: str, applied: str | None = None) -> Path | 
     write_atomic(path, text)
     write_atomic(folder / ("grades.csv" + DIGEST), "\n".join(lines) + "\n")
     return kept
+
+
+def _holds(path: Path, text: str) -> bool:
+    try:
+        return path.read_bytes() == valid(text).encode("utf-8")
+    except OSError:
+        return False
 
 
 def digests(folder: Path) -> dict[str, str]:
