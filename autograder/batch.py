@@ -2,10 +2,13 @@
 resume on re-run.
 
 Every result is keyed on everything that decides it (`Key`): the submission's bytes (its file and its
-helper modules), the assignment's full definition (validate.fingerprint), the extra files' bytes, the
-seed, the limits and the grader's version. A re-run grades again exactly the submissions whose key
-changed, and says how many and why (`describe_plan`); results never exceed their maximum (report/files.py
-asserts it when writing). Each batch also writes report.html (classreport.py), from the very result files.
+helper modules), the assignment's full definition (validate.fingerprint), the extra files' code (their
+syntax trees: a comment changes nothing), the seed, the limits and the grader's version. A re-run grades
+again exactly the submissions whose key changed, and says how many and why, every part that changed
+(`staleness`, `describe_plan`). A re-run that would replace results with fewer points to score (an
+--extra file left out, a problem removed) stops before writing anything, unless told to (`losses`,
+--replace). Results never exceed their maximum (report/files.py asserts it when writing). Each batch also
+writes report.html (classreport.py), from the very result files.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import hashlib
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import autograder
@@ -62,7 +67,7 @@ class Key:
 
     assignment: str
     definition: str
-    extra_files: tuple[tuple[str, str], ...]  # (file name, sha256)
+    extra_files: tuple[tuple[str, str], ...]  # (file name, sha256 of its syntax tree)
     seed: int
     limits: dict = field(hash=False)
     grader: str = autograder.__version__
@@ -78,30 +83,94 @@ def make_key(assignment: Assignment, seed: int, limits: Limits, extras: list[Pat
              isolation: str = "container") -> Key:
     from autograder.course.validate import fingerprint
 
-    files = tuple((Path(p).name, hashlib.sha256(Path(p).read_bytes()).hexdigest()) for p in extras)
-    return Key(assignment.name, fingerprint(assignment, seed), files, seed, dataclasses.asdict(limits),
-               isolation=isolation)
+    return Key(assignment.name, fingerprint(assignment, seed), extra_files(extras), seed,
+               dataclasses.asdict(limits), isolation=isolation)
 
 
-# Why a result is stale, in the order asked: the first component of the key that differs says why
-# (the definition's fingerprint depends on the seed, so the seed is asked first).
+def extra_files(paths: list[Path]) -> tuple[tuple[str, str], ...]:
+    """(name, hash of its code) of each extra file: the hash of its syntax tree, so that an edit of its
+    comments or layout grades nobody again (the registry has run each file, so each parses)."""
+    from autograder.course.validate import normalised
+
+    return tuple((Path(p).name, hashlib.sha256(normalised(Path(p).read_text()).encode()).hexdigest())
+                 for p in paths)
+
+
+# Why a result is stale: every part of the key that differs, in this order.
 STALE = (("submission", "its files changed"), ("assignment", "it was graded for another assignment"),
          ("grader", "the grader changed"), ("seed", "the seed changed"), ("limits", "the limits changed"),
          ("extra_files", "the extra files changed"), ("definition", "the assignment's definition changed"),
          ("isolation", "where student code runs changed"))
 
 
-def staleness(previous: dict | None, key: dict) -> str:
-    """"" when previous (a results.json) was graded with this very key, else why not."""
+def staleness(previous: dict | None, key: dict, fingerprint_at: Callable[[int], str] | None = None) -> str:
+    """"" when previous (a results.json) was graded with this very key, else why not: every part that
+    changed. The definition's fingerprint depends on the seed and on the grader: after a new seed it is
+    compared with this definition's at the old seed (fingerprint_at, when given), after a new grader not
+    at all (the grader's change is reason enough)."""
     if previous is None:
         return "new"
     old = (previous.get("extra_data") or {}).get("key")
     if not isinstance(old, dict):
         return "it was graded by an earlier version of the grader"
+    reasons = []
     for name, why in STALE:
-        if old.get(name) != key[name]:
-            return f"{why} ({old.get(name)} -> {key[name]})" if name in ("grader", "seed") else why
-    return ""
+        if name == "definition":
+            changed = _definition_changed(old, key, fingerprint_at)
+        elif name == "extra_files":
+            changed = _code(old.get(name)) != _code(key[name])
+        else:
+            changed = old.get(name) != key[name]
+        if not changed:
+            continue
+        if name in ("grader", "seed"):
+            why = f"{why} ({old.get(name)} -> {key[name]})"
+        elif name == "extra_files":
+            why = f"{why} ({_extras_diff(_pairs(old.get(name)), _pairs(key[name]))})"
+        reasons.append(why)
+    return and_(reasons)
+
+
+def and_(items: list[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
+    if len(items) < 2:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _definition_changed(old: dict, key: dict, fingerprint_at: Callable[[int], str] | None) -> bool:
+    if old.get("grader") != key["grader"]:
+        return False
+    if old.get("seed") == key["seed"]:
+        return old.get("definition") != key["definition"]
+    if fingerprint_at is None or not isinstance(old.get("seed"), int):
+        return False
+    try:
+        return old.get("definition") != fingerprint_at(old["seed"])
+    except Exception:  # noqa: BLE001 - a definition that cannot be made at the old seed is another one
+        return True
+
+
+def _pairs(files) -> list[tuple[str, str]]:
+    """A key's extra files as (name, hash) pairs, whether from a Key or read back from a results.json."""
+    try:
+        return [(str(name), str(code)) for name, code in files or ()]
+    except (TypeError, ValueError):
+        return [("?", repr(files))]
+
+
+def _code(files) -> list[str]:
+    """What of the extra files decides a result: their code, not their names."""
+    return sorted(code for _, code in _pairs(files))
+
+
+def _extras_diff(old: list[tuple[str, str]], new: list[tuple[str, str]]) -> str:
+    """"hidden.py added", "hidden.py removed", "hidden.py edited": each file whose code differs."""
+    old_code, new_code = {c for _, c in old}, {c for _, c in new}
+    old_names, new_names = {n for n, _ in old}, {n for n, _ in new}
+    said = [f"{n} {'edited' if n in old_names else 'added'}" for n, c in new if c not in old_code]
+    said += [f"{n} removed" for n, c in old if c not in new_code and n not in new_names]
+    return ", ".join(said)
 
 
 def prepare_out(out: Path) -> None:
@@ -126,13 +195,65 @@ def remove_partial_files(out: Path) -> None:
                 pass
 
 
-def already_graded(out: Path, key: Key, sub: Submission) -> tuple[dict | None, str]:
-    """(the previous result, "") when it was graded with this key, else (None, why it is graded now)."""
+def previous_result(out: Path, sub: Submission) -> dict | None:
+    """The submission's results.json in out, if there is a readable one."""
     result = read_results(out / sub.id / "results.json")
-    if result is not None and not isinstance(result.get("score"), (int, float)):
-        result = None
-    why = staleness(result, key.of(sub))
+    return result if result is not None and isinstance(result.get("score"), (int, float)) else None
+
+
+def already_graded(out: Path, key: Key, sub: Submission,
+                   fingerprint_at: Callable[[int], str] | None = None) -> tuple[dict | None, str]:
+    """(the previous result, "") when it was graded with this key, else (None, why it is graded now)."""
+    result = previous_result(out, sub)
+    why = staleness(result, key.of(sub), fingerprint_at)
     return (result, "") if not why else (None, why)
+
+
+def losses(replaced: list[dict], assignment: Assignment, key: Key) -> list[str]:
+    """How grading these results again would lose points graded before, each in a clause: an extra file
+    they were graded with and this run is not given, problems no longer graded, a lower maximum, another
+    assignment. [] when none."""
+    data = [r.get("extra_data") or {} for r in replaced]
+    said = []
+    others = sorted({d["assignment"] for d in data if d.get("assignment") not in (None, assignment.name)})
+    if others:
+        said.append(f"they are results of {and_(others)}, and this run grades {assignment.name}")
+    missing = missing_extras(replaced, key)
+    if missing:
+        said.append(f"they were graded with --extra {and_(missing)}, which this run is not given")
+    same = [(r, d) for r, d in zip(replaced, data) if d.get("assignment") == assignment.name]
+    graded = {t["name"].split(": ", 1)[0] for r, _ in same for t in r.get("tests") or ()
+              if isinstance(t, dict) and isinstance(t.get("name"), str)}
+    gone = sorted(graded - {p.name for p in assignment.problems})
+    if gone:
+        said.append(f"the problem{'s' if len(gone) > 1 else ''} {and_([repr(g) for g in gone])} "
+                    f"{'is' if len(gone) == 1 else 'are'} no longer graded")
+    before = max((d["max_score"] for _, d in same if isinstance(d.get("max_score"), int | float)), default=0)
+    if before > assignment.max_score:
+        said.append(f"the maximum falls from {before:g} to {assignment.max_score:g} points")
+    return said
+
+
+def missing_extras(results: list[dict], key: Key) -> list[str]:
+    """The names of the extra files these results were graded with that this run is not given (by name
+    or by code: a file renamed, or edited, is still given)."""
+    names, codes = {n for n, _ in key.extra_files}, {c for _, c in key.extra_files}
+    return sorted({name for r in results
+                   for name, code in _pairs(((r.get("extra_data") or {}).get("key") or {}).get("extra_files"))
+                   if name not in names and code not in codes})
+
+
+def stop_if_points_lost(out: Path, replaced: list[dict], assignment: Assignment, key: Key) -> None:
+    """A UsageError saying what changed and how to go on, when grading again would lose points."""
+    said = losses(replaced, assignment, key)
+    if not said:
+        return
+    missing = missing_extras(replaced, key)
+    keep = (f"pass {' '.join('--extra ' + n for n in missing)} again" if missing
+            else "grade as before (the same assignment and --extra files)")
+    raise UsageError(f"Grading again would replace {len(replaced)} result(s) in {out} with fewer points to "
+                     f"score: {'; '.join(said)}. Nothing was written. To keep them, {keep}; to accept the "
+                     f"change and replace them, add --replace (or grade into a new --out).")
 
 
 def extra_data(assignment: Assignment, sub: Submission, key: Key | None, graded: Graded) -> dict:
@@ -211,9 +332,11 @@ def _written(out: Path, assignment: Assignment, sub: Submission, graded: Graded,
 
 def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = False,
           workers: int | None = None, limits: Limits | None = None, seed: int = config.SEED,
-          progress: bool = True, server: Server | None = None, extras: list[Path] = ()) -> Batch:
+          progress: bool = True, server: Server | None = None, extras: list[Path] = (),
+          replace: bool = False) -> Batch:
     """Grades every submission found in paths and writes the result files under out: results.json and
-    feedback.html per submission, grades.csv and report.html for the class."""
+    feedback.html per submission, grades.csv and report.html for the class. Results already there that
+    this run would grade again with fewer points to score stop it first (UsageError), unless replace."""
     prepare_out(out)
     limits = limits or Limits()
     # Made before anything about the class is read: the clean parent warms up meanwhile.
@@ -221,7 +344,7 @@ def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = Fa
         key = make_key(assignment, seed, limits, extras, pipeline.isolation)
         if pipeline.isolation != "container":
             say(f"warning: {NOT_ISOLATED} ({pipeline.isolation})")
-        return _grade(pipeline, assignment, paths, out, force, progress, key)
+        return _grade(pipeline, assignment, paths, out, force, progress, key, replace)
 
 
 NOT_ISOLATED = ("student code ran WITHOUT a container, under your own account (--no-isolation): it could "
@@ -242,22 +365,30 @@ def describe_plan(total: int, reasons: list[str], force: bool) -> str:
 
 
 def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: Path, force: bool,
-           progress: bool, key: Key) -> Batch:
+           progress: bool, key: Key, replace: bool = False) -> Batch:
+    from autograder.course.validate import fingerprint
+
     warnings: list[str] = []
     subs = load(paths, (assignment.lesson, assignment.name), warnings,
                 tuple(p.lookup for p in assignment.problems))
     rows: dict[str, dict] = {}
     batch = Batch()
-    todo, reasons = [], {}
+    todo, reasons, replaced = [], {}, []
+    fingerprint_at = cache(lambda seed: fingerprint(assignment, seed))
     for sub in subs:
-        previous, why = (None, "--force") if force else already_graded(out, key, sub)
-        if previous is not None:
+        previous = previous_result(out, sub)
+        why = "--force" if force else staleness(previous, key.of(sub), fingerprint_at)
+        if not why:
             rows[sub.id] = previous
             batch.append(Graded(sub.id, previous["score"], assignment.max_score, skipped=True,
                                 feedback=out / sub.id / "feedback.html"))
             continue
+        if previous is not None:
+            replaced.append(previous)
         reasons[sub.id] = why
         todo.append(sub)
+    if not replace:
+        stop_if_points_lost(out, replaced, assignment, key)
     batch.plan = describe_plan(len(subs), [] if force else list(reasons.values()), force)
     say(batch.plan)
     bar = _progress(sum(not s.error for s in todo), progress)

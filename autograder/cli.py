@@ -54,6 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     grading.add_argument("--out", required=True, type=Path, help="folder for the result files")
     grading.add_argument("submissions", nargs="+", type=Path, help=".ipynb or .py files, or folders of them")
     grading.add_argument("--force", action="store_true", help="grade again what is already graded")
+    grading.add_argument("--replace", action="store_true",
+                         help="replace results already in --out even when this run scores fewer points "
+                              "(an --extra file left out, a problem removed, a lower maximum): without it, "
+                              "such a run stops before writing anything")
     grading.add_argument("--jobs", type=int, default=None,
                          help=f"workers in parallel, 1 to {config.MAX_JOBS} "
                               f"(default: {config.WORKERS_PER_CORE} per core)")
@@ -261,7 +265,7 @@ def _grade(args, server) -> int:
                       f"command again to grade the rest.")
     try:
         graded = grade(assignment, args.submissions, args.out, args.force, args.jobs, limits, args.seed,
-                       progress=not args.quiet, server=server, extras=args.extra)
+                       progress=not args.quiet, server=server, extras=args.extra, replace=args.replace)
     except (UsageError, NoSubmissions) as error:
         fail(str(error))
     if not args.quiet:

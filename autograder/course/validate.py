@@ -17,18 +17,24 @@ the cause, never a class of zeros:
 `fingerprint()` is a hash of the assignment's full definition as the grader uses it: each problem's
 cases as the seed makes them, the reference's answers on them (outputs, Jacobians, its graph), the
 checks, points, tolerances, hints and what is hidden. Results are keyed on it (batch.py), so changing a
-reference, a case, a point or an extra file grades the class again, and renaming a variable does not.
+reference, a case, a point or an extra file grades the class again, and renaming a variable does not. Code
+that enters it as code (a term's or a mistake's function) enters as its syntax tree (`normalised`), as
+extra files do in the key: a comment or a new layout changes no result, so it grades nobody again.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import inspect
+import io
 import json
 import math
 import numbers
 import re
+import textwrap
+import tokenize
 from functools import cache
 from typing import Any
 
@@ -361,9 +367,9 @@ def _plain(value: Any) -> Any:
         return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if callable(value):  # its source: the same from one run to the next, and different when it changes
+    if callable(value):  # its code: the same from one run to the next, and different when it changes
         try:
-            return inspect.getsource(value).strip()
+            return normalised(inspect.getsource(value))
         except (OSError, TypeError):
             return getattr(value, "__qualname__", type(value).__name__)
     return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))  # never a memory address: it changes every run
@@ -380,7 +386,8 @@ def definition(problem: Problem, seed: int) -> dict:
             "tolerance": problem.rtol_atol, "gradcheck_tolerance": problem.gradcheck_rtol_atol,
             "hints": {c: problem.hints[c] for c in sorted(problem.hints)},
             "asks": {k: _plain(getattr(problem, k, None))
-                     for k in ("saves", "companion", "all_outputs", "elementwise", "derivative", "terms")},
+                     for k in ("saves", "companion", "all_outputs", "elementwise", "derivative", "terms",
+                               "mistakes")},
             "cases": [_plain(c.args) for c in problem.cases],
             "kwargs": [_plain(dict(c.kwargs)) for c in problem.cases],
             "inputs": encoded_cases(problem, seed), "reference": reference_data(problem, seed)}
@@ -388,6 +395,27 @@ def definition(problem: Problem, seed: int) -> dict:
 
 def fingerprint(assignment, seed: int = 0) -> str:
     """sha256 of the assignment's full definition at this seed (see the module's docstring)."""
-    data = {"assignment": assignment.name, "problems": [definition(p, seed) for p in assignment.problems]}
+    data = {"assignment": assignment.name, "lesson": assignment.lesson, "preload": list(assignment.preload),
+            "problems": [definition(p, seed) for p in assignment.problems]}
     text = json.dumps(data, sort_keys=True, default=repr, allow_nan=True)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def normalised(source: str) -> str:
+    """Python source as what it does, so that a comment, a blank line or another layout of the same code
+    gives the same text: its syntax tree; a fragment that is not whole statements (the line of a lambda
+    inside a call) as its tokens without comments and line breaks."""
+    try:
+        return ast.dump(ast.parse(textwrap.dedent(source)))
+    except SyntaxError:
+        pass
+    skipped = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+               tokenize.ENDMARKER)
+    kept = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type not in skipped:
+                kept.append(token.string)
+    except (tokenize.TokenError, SyntaxError):
+        pass  # a call left open at the end of the fragment: the tokens read until then
+    return " ".join(kept)
