@@ -36,6 +36,7 @@ import re
 import textwrap
 import tokenize
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -51,8 +52,18 @@ class InvalidAssignment(ValueError):
     """A problem the grader cannot grade with: the message names the problem and the cause."""
 
 
+PACKAGE = str(Path(__file__).resolve().parent.parent)
+
+
 def _where(assignment, problem: Problem, origins: dict | None) -> str:
+    """"Problem 'X' of A (from hidden.py, line 12)": the file that added it and the line it is written on
+    (a problem of this package's own is named without)."""
     origin = (origins or {}).get((assignment.name, problem.name))
+    file, line = problem.where or ("", 0)
+    if file and not str(Path(file).resolve()).startswith(PACKAGE):
+        written = f"line {line}" if file == origin else f"written in {file}, line {line}"
+        origin = f"{origin}, {written}" if origin and file == origin else \
+            f"{origin}; {written}" if origin else written
     return f"Problem {problem.name!r} of {assignment.name}" + (f" (from {origin})" if origin else "")
 
 
@@ -333,9 +344,14 @@ def _self_test(problem: Problem, seed: int) -> str:
     failed = [r for r in right if r.check in core and not r.passed]
     if failed:
         r = failed[0]
-        return (f"an answer that computes the reference itself fails its check {r.check!r}: "
-                f"{r.message[:400]} The reference may not be deterministic or differentiable there, or a "
-                f"tolerance is too tight (tolerance=(rtol, atol), gradcheck_tolerance=...).")
+        said = f"an answer that computes the reference itself fails its check {r.check!r}: {r.message[:400]}"
+        if r.check in ("gradcheck", "gradgradcheck"):
+            kinks = _kinks(problem, seed, second=r.check == "gradgradcheck")
+            if kinks:
+                return f"{said} {kinks}"
+        return (f"{said} The reference may not be deterministic or differentiable there (at a kink, such as "
+                f"|x| at 0, keep the inputs away with TensorSpec(..., avoid=(0.0,))), or a tolerance is too "
+                f"tight (tolerance=(rtol, atol), gradcheck_tolerance=...).")
     asked = [c for c in ("gradient", "gradcheck") if c in core]
     if asked:
         wrong, what = answer(problem, scale=2.0), "a gradient twice the right one"
@@ -351,6 +367,81 @@ def _self_test(problem: Problem, seed: int) -> str:
         return (f"its checks ({', '.join(asked)}) pass {what}, so they cannot tell right from wrong: the "
                 f"reference's derivative (or output) is zero on every case, or a tolerance is too loose.")
     return ""
+
+
+# -- kinks -------------------------------------------------------------------------------------------
+
+KINK_EPS = 1e-6  # torch.autograd.gradcheck's step
+KINK_ENTRIES = 2000  # entries of one input probed one by one: a problem's cases are much smaller
+
+
+def _kinks(problem: Problem, seed: int, second: bool = False) -> str:
+    """Where the reference's own derivative (its second, with `second`) disagrees with its finite
+    differences, entry by entry: the inputs that lie at a kink (|x| at 0) or a jump of the reference, told
+    with their values and the avoid= that keeps them away; "" when no entry disagrees."""
+    from autograder.judge.reference import input_names
+
+    names = input_names(problem)
+    rtol, atol = problem.gradcheck_rtol_atol
+    for index, case in enumerate(problem.cases):
+        args, kwargs = problem.inputs(index, seed), problem.kwargs(index)
+        for position, spec in enumerate(case.args):
+            if not (isinstance(spec, TensorSpec) and spec.differentiable) \
+                    or args[position].numel() > KINK_ENTRIES:
+                continue
+            try:
+                values = _disagreeing(problem.reference, args, kwargs, position, second, rtol, atol)
+            except Exception:  # noqa: BLE001 - the hint is a help; the failure is reported without it
+                return ""
+            if values:
+                name = names[position] if position < len(names) else f"input {position + 1}"
+                return _kink_advice(name, values, index + 1, spec)
+    return ""
+
+
+def _disagreeing(reference, args: list, kwargs: dict, position: int, second: bool, rtol: float,
+                 atol: float) -> list[float]:
+    """The values of args[position] at whose entries the derivative of the output along a fixed direction
+    (of its gradient, with `second`) differs from its central finite difference, as gradcheck's."""
+    def along(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = x.detach().requires_grad_(True)
+        with torch.enable_grad():
+            out = reference(*[x if i == position else a for i, a in enumerate(args)], **kwargs)
+            value = (out * _direction(out)).sum()
+            if second:
+                (g,) = torch.autograd.grad(value, x, create_graph=True)
+                value = (g * _direction(g).flip(0)).sum()
+        return value, x
+
+    x = args[position].detach()
+    value, leaf = along(x)
+    (analytical,) = torch.autograd.grad(value, leaf, allow_unused=True)
+    analytical = (torch.zeros_like(x) if analytical is None else analytical).reshape(-1)
+    found = []
+    for j in range(x.numel()):
+        step = torch.zeros(x.numel(), dtype=x.dtype)
+        step[j] = KINK_EPS
+        step = step.reshape(x.shape)
+        numerical = (float(along(x + step)[0]) - float(along(x - step)[0])) / (2 * KINK_EPS)
+        if abs(numerical - float(analytical[j])) > atol + rtol * abs(float(analytical[j])):
+            found.append(float(x.reshape(-1)[j]))
+    return found
+
+
+def _direction(t: torch.Tensor) -> torch.Tensor:
+    """A fixed direction of t's shape with no zero entry, so that no entry's derivative goes unseen."""
+    return torch.linspace(0.5, 1.5, t.numel(), dtype=t.dtype).reshape(t.shape)
+
+
+def _kink_advice(name: str, values: list[float], case: int, spec: TensorSpec) -> str:
+    shown = ", ".join(f"{v:.3g}" for v in values[:4]) + (", ..." if len(values) > 4 else "")
+    near = sorted({round(v, 2) + 0.0 for v in values})  # + 0.0: -0.0 said as 0.0
+    avoid = f"avoid=({', '.join(f'{p:g}' for p in near)},)" if len(near) <= 3 else "avoid=(...)"
+    entries = f"{len(values)} entr{'y' if len(values) == 1 else 'ies'}"
+    return (f"Its own derivative disagrees with its finite differences at {entries} of {name} in case "
+            f"{case} ({name} = {shown}): a kink (as |x| or ReLU at 0) or a jump of the reference lies within "
+            f"the finite differences' step of these values. Keep the inputs away from it: "
+            f"TensorSpec({spec.shape!r}, ..., {avoid}) (margin=, the distance kept, is {spec.margin:g}).")
 
 
 # -- the fingerprint --------------------------------------------------------------------------------

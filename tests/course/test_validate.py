@@ -18,8 +18,8 @@ from autograder.course import Case, Problem, TensorSpec, add_problem
 add_problem("custom-functions", Problem(name="Reciprocal", summary="1 / x", reference=lambda x: 1 / 0,
                                          cases=(Case((TensorSpec((3,)),)),), hidden=True))
 """
-CAUSE = ("Problem 'Reciprocal' of custom-functions (from {path}): its reference raised ZeroDivisionError: "
-         "division by zero on case 1 (tensor(3,)).")
+CAUSE = ("Problem 'Reciprocal' of custom-functions (from {path}, line 4): its reference raised "
+         "ZeroDivisionError: division by zero on case 1 (tensor(3,)).")
 
 
 def said(result) -> str:
