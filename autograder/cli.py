@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shlex
 import sys
 import textwrap
 from pathlib import Path
@@ -24,10 +25,15 @@ from pathlib import Path
 from autograder import config
 from autograder.report.plain import shown
 
+COMMANDS = ("list", "grade", "gradescope", "export")
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one paragraph and exit status 2, no usage dump
-        fail(f"{message}. Run `python -m autograder {self.prog.split()[-1]} --help` for the usage.")
+        if self.prog == "autograder" and message.startswith("the following arguments are required"):
+            message = f"give a command: {', '.join(COMMANDS)}"
+        # prog is "autograder" or "autograder grade": the command line as the instructor types it
+        fail(f"{message}. Run `python -m {self.prog} --help` for the usage.")
 
 
 def paragraph(message: str) -> str:
@@ -44,7 +50,8 @@ def fail(message: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="autograder", description="Grades custom torch.autograd.Function exercises.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,
+                                     metavar="{" + ",".join(COMMANDS) + "}")
     listing = commands.add_parser("list", help="the assignments and their problems")
     listing.add_argument("--json", action="store_true", help="print JSON: [{name, problems, max_score}, ...]")
     _extra_option(listing)
@@ -367,8 +374,29 @@ def print_summary(graded, out: Path) -> None:
 INTERRUPTED = ["Stopped."]  # what Ctrl-C says: grade sets how to resume
 
 
+def missing_packages() -> list[str]:
+    """The run-time packages (config.RUNTIME) this Python cannot import, found without importing any."""
+    from importlib.util import find_spec
+
+    return [name for name, module in config.RUNTIME.items()
+            if (sys.platform == "linux" or name not in config.LINUX_ONLY) and find_spec(module) is None]
+
+
+def check_packages() -> None:
+    """Stops, before torch is imported (which warns without NumPy), when a run-time package is missing:
+    after `pip install --no-deps`, say, where `grade` would fail mid-way on the first one it imports."""
+    missing = missing_packages()
+    if missing:
+        python = shlex.quote(sys.executable)
+        fail(f"This Python ({sys.executable}) lacks packages the autograder needs: {', '.join(missing)} (an "
+             f"install with --no-deps leaves them out). Install them with `{python} -m pip install "
+             f"{' '.join(missing)}`, or install the course with its dependencies, `{python} -m pip install "
+             f"-e .` in its folder (PyTorch already there is kept). Nothing was done.")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    check_packages()
     commands = {"list": cmd_list, "grade": cmd_grade, "gradescope": cmd_gradescope, "export": cmd_export}
     try:
         return commands[args.command](args)

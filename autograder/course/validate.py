@@ -60,11 +60,10 @@ def _where(assignment, problem: Problem, origins: dict | None) -> str:
     (a problem of this package's own is named without)."""
     origin = (origins or {}).get((assignment.name, problem.name))
     file, line = problem.where or ("", 0)
+    where = [f"from {origin}"] if origin else []
     if file and not str(Path(file).resolve()).startswith(PACKAGE):
-        written = f"line {line}" if file == origin else f"written in {file}, line {line}"
-        origin = f"{origin}, {written}" if origin and file == origin else \
-            f"{origin}; {written}" if origin else written
-    return f"Problem {problem.name!r} of {assignment.name}" + (f" (from {origin})" if origin else "")
+        where.append(f"line {line}" if file == origin else f"written in {file}, line {line}")
+    return f"Problem {problem.name!r} of {assignment.name}" + (f" ({', '.join(where)})" if where else "")
 
 
 def validate(assignment, seed: int = 0, origins: dict | None = None) -> None:
@@ -422,7 +421,8 @@ def _disagreeing(reference, args: list, kwargs: dict, position: int, second: boo
         step = torch.zeros(x.numel(), dtype=x.dtype)
         step[j] = KINK_EPS
         step = step.reshape(x.shape)
-        numerical = (float(along(x + step)[0]) - float(along(x - step)[0])) / (2 * KINK_EPS)
+        above, below = along(x + step)[0].detach(), along(x - step)[0].detach()
+        numerical = float(above - below) / (2 * KINK_EPS)
         if abs(numerical - float(analytical[j])) > atol + rtol * abs(float(analytical[j])):
             found.append(float(x.reshape(-1)[j]))
     return found
