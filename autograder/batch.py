@@ -5,7 +5,7 @@ Every result is keyed on everything that decides it (`Key`): the submission's by
 helper modules), the assignment's full definition (validate.fingerprint), the extra files' code (their
 syntax trees: a comment changes nothing), the seed, the limits and the grader's version. A re-run grades
 again exactly the submissions whose key changed, and says how many and why, every part that changed
-(`staleness`, `describe_plan`). A re-run that would replace results with fewer points to score (an
+(`staleness`, `describe_plan`). A re-run that would replace results and lose points graded before (an
 --extra file left out, a problem removed) stops before writing anything, unless told to (`losses`,
 --replace). Results never exceed their maximum (report/files.py asserts it when writing). Each batch also
 writes report.html (classreport.py), from the very result files.
@@ -201,14 +201,6 @@ def previous_result(out: Path, sub: Submission) -> dict | None:
     return result if result is not None and isinstance(result.get("score"), (int, float)) else None
 
 
-def already_graded(out: Path, key: Key, sub: Submission,
-                   fingerprint_at: Callable[[int], str] | None = None) -> tuple[dict | None, str]:
-    """(the previous result, "") when it was graded with this key, else (None, why it is graded now)."""
-    result = previous_result(out, sub)
-    why = staleness(result, key.of(sub), fingerprint_at)
-    return (result, "") if not why else (None, why)
-
-
 def losses(replaced: list[dict], assignment: Assignment, key: Key) -> list[str]:
     """How grading these results again would lose points graded before, each in a clause: an extra file
     they were graded with and this run is not given, problems no longer graded, a lower maximum, another
@@ -251,9 +243,9 @@ def stop_if_points_lost(out: Path, replaced: list[dict], assignment: Assignment,
     missing = missing_extras(replaced, key)
     keep = (f"pass {' '.join('--extra ' + n for n in missing)} again" if missing
             else "grade as before (the same assignment and --extra files)")
-    raise UsageError(f"Grading again would replace {len(replaced)} result(s) in {out} with fewer points to "
-                     f"score: {'; '.join(said)}. Nothing was written. To keep them, {keep}; to accept the "
-                     f"change and replace them, add --replace (or grade into a new --out).")
+    raise UsageError(f"Grading again would replace {len(replaced)} result(s) in {out} and lose points "
+                     f"graded before: {'; '.join(said)}. Nothing was written. To keep them, {keep}; to "
+                     f"accept the change and replace them, add --replace (or grade into a new --out).")
 
 
 def extra_data(assignment: Assignment, sub: Submission, key: Key | None, graded: Graded) -> dict:
@@ -336,7 +328,7 @@ def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = Fa
           replace: bool = False) -> Batch:
     """Grades every submission found in paths and writes the result files under out: results.json and
     feedback.html per submission, grades.csv and report.html for the class. Results already there that
-    this run would grade again with fewer points to score stop it first (UsageError), unless replace."""
+    this run would grade again and lose points graded before stop it first (UsageError), unless replace."""
     prepare_out(out)
     limits = limits or Limits()
     # Made before anything about the class is read: the clean parent warms up meanwhile.

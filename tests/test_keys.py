@@ -147,7 +147,7 @@ def test_forgetting_the_extra_file_stops_before_writing_anything(runs):
     assert forgotten["status"] == 2 and "Traceback" not in said
     assert forgotten["regraded"] == set() and forgotten["csv same"]
     assert forgotten["grades"] == runs["extra commented"]["grades"]
-    assert ("Grading again would replace 2 result(s) in" in said
+    assert ("Grading again would replace 2 result(s) in" in said and "and lose points graded before: " in said
             and "they were graded with --extra hidden.py, which this run is not given; the problem "
                 "'LinearFunction, other shapes' is no longer graded; the maximum falls from 62 to 50 points. "
                 "Nothing was written. To keep them, pass --extra hidden.py again; to accept the change and "
