@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder.batch import STALE, Key, losses, staleness
 from autograder.course import find_assignment
-from autograder.course.validate import normalised
+from autograder.course.fingerprint import normalised
 from autograder.judge.verdicts import CheckResult
+from autograder.keys import STALE, Key, losses, staleness
 from autograder.report.files import ScoreAboveMaximum, grades_csv, results_json
 from tests.conftest import EXAMPLES, HIDDEN_TESTS, ROOT, autograder
 

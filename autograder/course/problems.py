@@ -208,7 +208,7 @@ class Problem:
     skip: tuple[str, ...] = ()
     hints: dict[str, str] = field(default_factory=dict)
     # Where it was written, (file, line), for messages about it; found by itself, and never part of what
-    # decides a result (validate.fingerprint leaves it out).
+    # decides a result (fingerprint.py leaves it out).
     where: tuple[str, int] | None = field(default=None, repr=False)
 
     def __post_init__(self):

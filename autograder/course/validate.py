@@ -1,4 +1,4 @@
-"""An assignment checked before anything is graded with it, and the fingerprint of what decides its grades.
+"""An assignment checked before anything is graded with it.
 
 `validate()` runs when the grader loads an assignment (`list`, `grade`, `gradescope`, and the archive's
 setup.sh check), so that a mistake in an instructor's problem is a usage error naming the problem and
@@ -14,33 +14,23 @@ the cause, never a class of zeros:
   opcheck, which a generic Function cannot have); one whose gradient is twice the right one (or, when
   no gradient is asked, whose output is off) must fail.
 
-`fingerprint()` is a hash of the assignment's full definition as the grader uses it: each problem's
-cases as the seed makes them, the reference's answers on them (outputs, Jacobians, its graph), the
-checks, points, tolerances, hints and what is hidden. Results are keyed on it (batch.py), so changing a
-reference, a case, a point or an extra file grades the class again, and renaming a variable does not. Code
-that enters it as code (a term's or a mistake's function) enters as its syntax tree (`normalised`), as
-extra files do in the key: a comment or a new layout changes no result, so it grades nobody again.
+A reference that fails gradcheck on its own is told where (kinks.py: at a kink, with the avoid= that
+keeps the inputs away).
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
-import hashlib
 import inspect
-import io
-import json
 import math
 import numbers
-import re
-import textwrap
-import tokenize
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from autograder.course.kinks import kinks
 from autograder.course.problems import CHECKS, DTYPES, EXTRA_CHECKS, Problem, TensorSpec
 from autograder.measure import calls
 from autograder.measure.encoding import decode_args, differentiable
@@ -345,9 +335,9 @@ def _self_test(problem: Problem, seed: int) -> str:
         r = failed[0]
         said = f"an answer that computes the reference itself fails its check {r.check!r}: {r.message[:400]}"
         if r.check in ("gradcheck", "gradgradcheck"):
-            kinks = _kinks(problem, seed, second=r.check == "gradgradcheck")
-            if kinks:
-                return f"{said} {kinks}"
+            found = kinks(problem, seed, second=r.check == "gradgradcheck")
+            if found:
+                return f"{said} {found}"
         return (f"{said} The reference may not be deterministic or differentiable there (at a kink, such as "
                 f"|x| at 0, keep the inputs away with TensorSpec(..., avoid=(0.0,))), or a tolerance is too "
                 f"tight (tolerance=(rtol, atol), gradcheck_tolerance=...).")
@@ -366,147 +356,3 @@ def _self_test(problem: Problem, seed: int) -> str:
         return (f"its checks ({', '.join(asked)}) pass {what}, so they cannot tell right from wrong: the "
                 f"reference's derivative (or output) is zero on every case, or a tolerance is too loose.")
     return ""
-
-
-# -- kinks -------------------------------------------------------------------------------------------
-
-KINK_EPS = 1e-6  # torch.autograd.gradcheck's step
-KINK_ENTRIES = 2000  # entries of one input probed one by one: a problem's cases are much smaller
-
-
-def _kinks(problem: Problem, seed: int, second: bool = False) -> str:
-    """Where the reference's own derivative (its second, with `second`) disagrees with its finite
-    differences, entry by entry: the inputs that lie at a kink (|x| at 0) or a jump of the reference, told
-    with their values and the avoid= that keeps them away; "" when no entry disagrees."""
-    from autograder.judge.reference import input_names
-
-    names = input_names(problem)
-    rtol, atol = problem.gradcheck_rtol_atol
-    for index, case in enumerate(problem.cases):
-        args, kwargs = problem.inputs(index, seed), problem.kwargs(index)
-        for position, spec in enumerate(case.args):
-            if not (isinstance(spec, TensorSpec) and spec.differentiable) \
-                    or args[position].numel() > KINK_ENTRIES:
-                continue
-            try:
-                values = _disagreeing(problem.reference, args, kwargs, position, second, rtol, atol)
-            except Exception:  # noqa: BLE001 - the hint is a help; the failure is reported without it
-                return ""
-            if values:
-                name = names[position] if position < len(names) else f"input {position + 1}"
-                return _kink_advice(name, values, index + 1, spec)
-    return ""
-
-
-def _disagreeing(reference, args: list, kwargs: dict, position: int, second: bool, rtol: float,
-                 atol: float) -> list[float]:
-    """The values of args[position] at whose entries the derivative of the output along a fixed direction
-    (of its gradient, with `second`) differs from its central finite difference, as gradcheck's."""
-    def along(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        x = x.detach().requires_grad_(True)
-        with torch.enable_grad():
-            out = reference(*[x if i == position else a for i, a in enumerate(args)], **kwargs)
-            value = (out * _direction(out)).sum()
-            if second:
-                (g,) = torch.autograd.grad(value, x, create_graph=True)
-                value = (g * _direction(g).flip(0)).sum()
-        return value, x
-
-    x = args[position].detach()
-    value, leaf = along(x)
-    (analytical,) = torch.autograd.grad(value, leaf, allow_unused=True)
-    analytical = (torch.zeros_like(x) if analytical is None else analytical).reshape(-1)
-    found = []
-    for j in range(x.numel()):
-        step = torch.zeros(x.numel(), dtype=x.dtype)
-        step[j] = KINK_EPS
-        step = step.reshape(x.shape)
-        above, below = along(x + step)[0].detach(), along(x - step)[0].detach()
-        numerical = float(above - below) / (2 * KINK_EPS)
-        if abs(numerical - float(analytical[j])) > atol + rtol * abs(float(analytical[j])):
-            found.append(float(x.reshape(-1)[j]))
-    return found
-
-
-def _direction(t: torch.Tensor) -> torch.Tensor:
-    """A fixed direction of t's shape with no zero entry, so that no entry's derivative goes unseen."""
-    return torch.linspace(0.5, 1.5, t.numel(), dtype=t.dtype).reshape(t.shape)
-
-
-def _kink_advice(name: str, values: list[float], case: int, spec: TensorSpec) -> str:
-    shown = ", ".join(f"{v:.3g}" for v in values[:4]) + (", ..." if len(values) > 4 else "")
-    near = sorted({round(v, 2) + 0.0 for v in values})  # + 0.0: -0.0 said as 0.0
-    avoid = f"avoid=({', '.join(f'{p:g}' for p in near)},)" if len(near) <= 3 else "avoid=(...)"
-    entries = f"{len(values)} entr{'y' if len(values) == 1 else 'ies'}"
-    return (f"Its own derivative disagrees with its finite differences at {entries} of {name} in case "
-            f"{case} ({name} = {shown}): a kink (as |x| or ReLU at 0) or a jump of the reference lies within "
-            f"the finite differences' step of these values. Keep the inputs away from it: "
-            f"TensorSpec({spec.shape!r}, ..., {avoid}) (margin=, the distance kept, is {spec.margin:g}).")
-
-
-# -- the fingerprint --------------------------------------------------------------------------------
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, TensorSpec):
-        return {"tensor": list(value.shape), "low": value.low, "high": value.high, "avoid": list(value.avoid),
-                "margin": value.margin, "dtype": value.dtype}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if callable(value):  # its code: the same from one run to the next, and different when it changes
-        try:
-            return normalised(inspect.getsource(value))
-        except (OSError, TypeError):
-            return getattr(value, "__qualname__", type(value).__name__)
-    return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))  # never a memory address: it changes every run
-
-
-def definition(problem: Problem, seed: int) -> dict:
-    """What decides a problem's verdicts, as plain data."""
-    from autograder.judge.reference import encoded_cases, reference_data
-
-    return {"name": problem.name, "lookup": problem.lookup, "kind": problem.kind, "checks": problem.checks,
-            "points": {c: problem.points_of(c) for c in problem.checks}, "hidden": problem.hidden,
-            "hidden_checks": sorted(problem.hidden_checks), "double_backward": problem.double_backward,
-            "extra_checks": list(problem.extra_checks), "also_functions": list(problem.also_functions),
-            "tolerance": problem.rtol_atol, "gradcheck_tolerance": problem.gradcheck_rtol_atol,
-            "hints": {c: problem.hints[c] for c in sorted(problem.hints)},
-            "asks": {k: _plain(getattr(problem, k, None))
-                     for k in ("saves", "companion", "all_outputs", "elementwise", "derivative", "terms",
-                               "mistakes")},
-            "cases": [_plain(c.args) for c in problem.cases],
-            "kwargs": [_plain(dict(c.kwargs)) for c in problem.cases],
-            "inputs": encoded_cases(problem, seed), "reference": reference_data(problem, seed)}
-
-
-def fingerprint(assignment, seed: int = 0) -> str:
-    """sha256 of the assignment's full definition at this seed (see the module's docstring)."""
-    data = {"assignment": assignment.name, "lesson": assignment.lesson, "preload": list(assignment.preload),
-            "problems": [definition(p, seed) for p in assignment.problems]}
-    text = json.dumps(data, sort_keys=True, default=repr, allow_nan=True)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def normalised(source: str) -> str:
-    """Python source as what it does, so that a comment, a blank line or another layout of the same code
-    gives the same text: its syntax tree; a fragment that is not whole statements (the line of a lambda
-    inside a call) as its tokens without comments and line breaks."""
-    try:
-        return ast.dump(ast.parse(textwrap.dedent(source)))
-    except SyntaxError:
-        pass
-    skipped = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-               tokenize.ENDMARKER)
-    kept = []
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            if token.type not in skipped:
-                kept.append(token.string)
-    except (tokenize.TokenError, SyntaxError):
-        pass  # a call left open at the end of the fragment: the tokens read until then
-    return " ".join(kept)
