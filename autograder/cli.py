@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shlex
 import sys
 import textwrap
 from pathlib import Path
@@ -374,29 +373,13 @@ def print_summary(graded, out: Path) -> None:
 INTERRUPTED = ["Stopped."]  # what Ctrl-C says: grade sets how to resume
 
 
-def missing_packages() -> list[str]:
-    """The run-time packages (config.RUNTIME) this Python cannot import, found without importing any."""
-    from importlib.util import find_spec
-
-    return [name for name, module in config.RUNTIME.items()
-            if (sys.platform == "linux" or name not in config.LINUX_ONLY) and find_spec(module) is None]
-
-
-def check_packages() -> None:
-    """Stops, before torch is imported (which warns without NumPy), when a run-time package is missing:
-    after `pip install --no-deps`, say, where `grade` would fail mid-way on the first one it imports."""
-    missing = missing_packages()
-    if missing:
-        python = shlex.quote(sys.executable)
-        fail(f"This Python ({sys.executable}) lacks packages the autograder needs: {', '.join(missing)} (an "
-             f"install with --no-deps leaves them out). Install them with `{python} -m pip install "
-             f"{' '.join(missing)}`, or install the course with its dependencies, `{python} -m pip install "
-             f"-e .` in its folder (PyTorch already there is kept). Nothing was done.")
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    check_packages()
+    from autograder.packages import missing_packages_said
+
+    said = missing_packages_said()  # before torch is imported: it warns without NumPy
+    if said:
+        fail(said)
     commands = {"list": cmd_list, "grade": cmd_grade, "gradescope": cmd_gradescope, "export": cmd_export}
     try:
         return commands[args.command](args)

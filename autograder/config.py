@@ -64,7 +64,7 @@ MAX_CELL_ERROR = 3000  # characters of one cell's traceback: its end names the e
 # -- packages ------------------------------------------------------------------------------------------
 # What the grader imports at run time (pyproject.toml's dependencies; tests/test_install.py keeps them
 # equal), each distribution with the module it provides: every command checks them before it starts
-# (cli.py; an install with --no-deps has none of them), and a Gradescope archive pins them
+# (packages.py; an install with --no-deps has none of them), and a Gradescope archive pins them
 # (gradescope/build.py). pyseccomp, the workers' system-call filter, exists on Linux only.
 RUNTIME = {"torch": "torch", "numpy": "numpy", "graphviz": "graphviz", "torchviz": "torchviz",
            "matplotlib": "matplotlib", "jinja2": "jinja2", "tqdm": "tqdm", "rich": "rich",

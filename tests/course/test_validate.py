@@ -161,6 +161,6 @@ def test_a_missing_package_is_named_before_anything_runs():
 def test_every_run_time_package_is_found_here():
     """Does the check find every run-time package of the environment the tests run in (so that the module
     each distribution provides is named right in config.RUNTIME)?"""
-    from autograder.cli import missing_packages
+    from autograder.packages import missing_packages
 
     assert missing_packages() == []
