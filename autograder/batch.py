@@ -1,21 +1,19 @@
 """Grades a class: load -> the pipeline (pipeline.py: run in isolated workers, judge here) -> report, with
 resume on re-run.
 
-Every result is keyed on everything that decides it (`Key`): the submission's bytes (its file and its
-helper modules), the assignment's full definition (validate.fingerprint), the extra files' bytes, the
-seed, the limits and the grader's version. A re-run grades again exactly the submissions whose key
-changed, and says how many and why (`describe_plan`); results never exceed their maximum (report/files.py
-asserts it when writing). Each batch also writes report.html (classreport.py), from the very result files.
+Every result is keyed on everything that decides it (keys.py): a re-run grades again exactly the
+submissions whose key changed, and says how many and why; one that would lose points graded before stops
+before writing anything, unless --replace. Results never exceed their maximum (report/files.py asserts it
+when writing). Each batch also writes report.html (classreport.py), from the very result files.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import sys
 import tempfile
 from collections import Counter
-from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import autograder
@@ -23,6 +21,7 @@ from autograder import config
 from autograder.cells import SKIPPED
 from autograder.course.assignments import Assignment
 from autograder.intake.loader import Submission, load
+from autograder.keys import Key, make_key, points_lost, staleness
 from autograder.pipeline import Pipeline, Private, about, failed_everywhere
 from autograder.report.files import (
     Graded,
@@ -60,54 +59,6 @@ class Batch(list):
         self.report: Path | None = None
 
 
-@dataclass(frozen=True)
-class Key:
-    """Everything that decides a result, except the submission itself (see the module's docstring)."""
-
-    assignment: str
-    definition: str
-    extra_files: tuple[tuple[str, str], ...]  # (file name, sha256)
-    seed: int
-    limits: dict = field(hash=False)
-    grader: str = autograder.__version__
-    isolation: str = "container"  # where student code ran (sandbox.Server.isolation)
-
-    def of(self, sub: Submission) -> dict:
-        return {"submission": sub.sha256, "assignment": self.assignment, "definition": self.definition,
-                "extra_files": [list(e) for e in self.extra_files], "seed": self.seed, "limits": self.limits,
-                "grader": self.grader, "isolation": self.isolation}
-
-
-def make_key(assignment: Assignment, seed: int, limits: Limits, extras: list[Path] = (),
-             isolation: str = "container") -> Key:
-    from autograder.course.validate import fingerprint
-
-    files = tuple((Path(p).name, hashlib.sha256(Path(p).read_bytes()).hexdigest()) for p in extras)
-    return Key(assignment.name, fingerprint(assignment, seed), files, seed, dataclasses.asdict(limits),
-               isolation=isolation)
-
-
-# Why a result is stale, in the order asked: the first component of the key that differs says why
-# (the definition's fingerprint depends on the seed, so the seed is asked first).
-STALE = (("submission", "its files changed"), ("assignment", "it was graded for another assignment"),
-         ("grader", "the grader changed"), ("seed", "the seed changed"), ("limits", "the limits changed"),
-         ("extra_files", "the extra files changed"), ("definition", "the assignment's definition changed"),
-         ("isolation", "where student code runs changed"))
-
-
-def staleness(previous: dict | None, key: dict) -> str:
-    """"" when previous (a results.json) was graded with this very key, else why not."""
-    if previous is None:
-        return "new"
-    old = (previous.get("extra_data") or {}).get("key")
-    if not isinstance(old, dict):
-        return "it was graded by an earlier version of the grader"
-    for name, why in STALE:
-        if old.get(name) != key[name]:
-            return f"{why} ({old.get(name)} -> {key[name]})" if name in ("grader", "seed") else why
-    return ""
-
-
 def prepare_out(out: Path) -> None:
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -130,13 +81,10 @@ def remove_partial_files(out: Path) -> None:
                 pass
 
 
-def already_graded(out: Path, key: Key, sub: Submission) -> tuple[dict | None, str]:
-    """(the previous result, "") when it was graded with this key, else (None, why it is graded now)."""
+def previous_result(out: Path, sub: Submission) -> dict | None:
+    """The submission's results.json in out, if there is a readable one."""
     result = read_results(out / sub.id / "results.json")
-    if result is not None and not isinstance(result.get("score"), (int, float)):
-        result = None
-    why = staleness(result, key.of(sub))
-    return (result, "") if not why else (None, why)
+    return result if result is not None and isinstance(result.get("score"), (int, float)) else None
 
 
 def extra_data(assignment: Assignment, sub: Submission, key: Key | None, graded: Graded) -> dict:
@@ -215,9 +163,11 @@ def _written(out: Path, assignment: Assignment, sub: Submission, graded: Graded,
 
 def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = False,
           workers: int | None = None, limits: Limits | None = None, seed: int = config.SEED,
-          progress: bool = True, server: Server | None = None, extras: list[Path] = ()) -> Batch:
+          progress: bool = True, server: Server | None = None, extras: list[Path] = (),
+          replace: bool = False) -> Batch:
     """Grades every submission found in paths and writes the result files under out: results.json and
-    feedback.html per submission, grades.csv and report.html for the class."""
+    feedback.html per submission, grades.csv and report.html for the class. Results already there that
+    this run would grade again and lose points graded before stop it first (UsageError), unless replace."""
     prepare_out(out)
     limits = limits or Limits()
     # Made before anything about the class is read (grading.toml included): the clean parent warms up
@@ -227,7 +177,7 @@ def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = Fa
         key = make_key(assignment, seed, limits, extras, pipeline.isolation)
         if pipeline.isolation != "container":
             say(f"warning: {NOT_ISOLATED} ({pipeline.isolation})")
-        return _grade(pipeline, assignment, paths, out, force, progress, key, rules)
+        return _grade(pipeline, assignment, paths, out, force, progress, key, rules, replace)
 
 
 NOT_ISOLATED = ("student code ran WITHOUT a container, under your own account (--no-isolation): it could "
@@ -248,22 +198,31 @@ def describe_plan(total: int, reasons: list[str], force: bool) -> str:
 
 
 def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: Path, force: bool,
-           progress: bool, key: Key, rules: Rules | None = None) -> Batch:
+           progress: bool, key: Key, rules: Rules | None = None, replace: bool = False) -> Batch:
+    from autograder.course.fingerprint import fingerprint
+
     warnings: list[str] = []
     subs = load(paths, (assignment.lesson, assignment.name), warnings,
                 tuple(p.lookup for p in assignment.problems))
     rows: dict[str, dict] = {}
     batch = Batch()
-    todo, reasons = [], {}
+    todo, reasons, replaced = [], {}, []
+    fingerprint_at = cache(lambda seed: fingerprint(assignment, seed))
     for sub in subs:
-        previous, why = (None, "--force") if force else already_graded(out, key, sub)
-        if previous is not None:
+        previous = previous_result(out, sub)
+        why = "--force" if force else staleness(previous, key.of(sub), fingerprint_at)
+        if not why:
             rows[sub.id] = previous
             batch.append(Graded(sub.id, previous["score"], assignment.max_score, skipped=True,
                                 feedback=out / sub.id / "feedback.html"))
             continue
+        if previous is not None:
+            replaced.append(previous)
         reasons[sub.id] = why
         todo.append(sub)
+    lost = "" if replace else points_lost(out, replaced, assignment, key)
+    if lost:
+        raise UsageError(lost)
     batch.plan = describe_plan(len(subs), [] if force else list(reasons.values()), force)
     say(batch.plan)
     bar = _progress(sum(not s.error for s in todo), progress)

@@ -6,8 +6,8 @@
     python -m autograder export --graded DIR (--canvas | --csv | --moodle) FILE.csv [--roster R.csv] [...]
     python -m autograder release --graded DIR --to RELEASE_DIR [--format folders|zip|canvas] [--name-by ...]
 
-Every command but export takes `--extra FILE.py` (repeatable): an instructor's private file that hides
-problems or checks and adds problems or assignments (docs/authoring.md, docs/instructors.md). An
+Every command but export and release takes `--extra FILE.py` (repeatable): an instructor's private file
+that hides problems or checks and adds problems or assignments (docs/authoring.md, docs/instructors.md). An
 assignment an extra file or an installed package touches is validated before anything is done with it
 (validate.py): a problem the grader could not grade with is a usage error naming it and the cause.
 Ctrl-C stops a batch with one line saying how to resume.
@@ -25,10 +25,15 @@ from pathlib import Path
 from autograder import config
 from autograder.report.plain import shown
 
+COMMANDS = ("list", "grade", "gradescope", "export", "release")
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one paragraph and exit status 2, no usage dump
-        fail(f"{message}. Run `python -m autograder {self.prog.split()[-1]} --help` for the usage.")
+        if self.prog == "autograder" and message.startswith("the following arguments are required"):
+            message = f"give a command: {', '.join(COMMANDS)}"
+        # prog is "autograder" or "autograder grade": the command line as the instructor types it
+        fail(f"{message}. Run `python -m {self.prog} --help` for the usage.")
 
 
 def paragraph(message: str) -> str:
@@ -45,7 +50,8 @@ def fail(message: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="autograder", description="Grades custom torch.autograd.Function exercises.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,
+                                     metavar="{" + ",".join(COMMANDS) + "}")
     listing = commands.add_parser("list", help="the assignments and their problems")
     listing.add_argument("--json", action="store_true", help="print JSON: [{name, problems, max_score}, ...]")
     _extra_option(listing)
@@ -55,6 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     grading.add_argument("--out", required=True, type=Path, help="folder for the result files")
     grading.add_argument("submissions", nargs="+", type=Path, help=".ipynb or .py files, or folders of them")
     grading.add_argument("--force", action="store_true", help="grade again what is already graded")
+    grading.add_argument("--replace", action="store_true",
+                         help="replace results already in --out even when this run scores fewer points "
+                              "(an --extra file left out, a problem removed, a lower maximum): without it, "
+                              "such a run stops before writing anything")
     grading.add_argument("--jobs", type=int, default=None,
                          help=f"workers in parallel, 1 to {config.MAX_JOBS} "
                               f"(default: {config.WORKERS_PER_CORE} per core)")
@@ -91,33 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
     gs.add_argument("--seed", type=int, default=config.SEED, help="seed of the inputs")
     _extra_option(gs, "also bundled into the archive, where students cannot read it")
 
-    export = commands.add_parser("export", help="write graded results (grading.toml applied) as Canvas's or "
-                                                "Moodle's gradebook import, or a plain CSV")
-    export.add_argument("--graded", required=True, type=Path, metavar="DIR",
-                        help="a folder written by `grade`")
-    written = export.add_mutually_exclusive_group(required=True)
-    written.add_argument("--canvas", type=Path, metavar="FILE.csv", help="Canvas's gradebook import to write")
-    written.add_argument("--csv", type=Path, metavar="FILE.csv",
-                         help="a plain CSV to write: id, name, email, each problem, adjustments, "
-                              "late_penalty, total")
-    written.add_argument("--moodle", type=Path, metavar="FILE.csv",
-                         help="Moodle's grade import to write: ID number, Email address, Full name, grade, "
-                              "Feedback")
-    export.add_argument("--roster", type=Path, metavar="ROSTER.csv",
-                        help="the class list (e.g. Canvas's gradebook export) "
-                             "to match submissions to students")
-    export.add_argument("--column", help="Canvas's gradebook column (default: the assignment's name, a "
-                                         "new column); Canvas's 'Name (id)' header updates that assignment")
-    export.add_argument("--id-column", help="the roster column that submission file names carry "
-                                            "(default: any identifier column: ID, SIS User ID, "
-                                            "SIS Login ID, email, ...)")
-    export.add_argument("--out-of", type=float, metavar="POINTS",
-                        help="scale scores to this many points (default: the autograder's points)")
-    _policy_option(export)
+    from autograder.handback import add_export_arguments, add_release_arguments
 
-    from autograder.report.release import add_arguments
-
-    _policy_option(add_arguments(commands.add_parser(
+    _policy_option(add_export_arguments(commands.add_parser(
+        "export", help="write graded results (grading.toml applied) as Canvas's or Moodle's gradebook "
+                       "import, or a plain CSV")))
+    _policy_option(add_release_arguments(commands.add_parser(
         "release", help="put each student's feedback page where an LMS or a mail merge takes it")))
     return parser
 
@@ -275,7 +264,7 @@ def _grade(args, server) -> int:
                       f"command again to grade the rest.")
     try:
         graded = grade(assignment, args.submissions, args.out, args.force, args.jobs, limits, args.seed,
-                       progress=not args.quiet, server=server, extras=args.extra)
+                       progress=not args.quiet, server=server, extras=args.extra, replace=args.replace)
     except (UsageError, NoSubmissions) as error:
         fail(str(error))
     if not args.quiet:
@@ -305,38 +294,27 @@ def tell_instructor(graded) -> None:
             f"again: it grades them (exit status 1 until then)."), file=sys.stderr)
 
 
-def export_canvas(graded: Path, out: Path, roster: Path | None, column: str | None = None,
-                  id_column: str | None = None, out_of: float | None = None,
-                  policy: str = config.POLICY, fmt: str = "canvas") -> int:
-    from autograder.report.export import ExportError, describe, export
-
-    try:
-        result = export(graded, out, fmt, roster, column, id_column, out_of, policy)
-    except ExportError as error:
-        fail(str(error))
-    print(shown(describe(result, out)))
-    return 0
+def export_canvas(graded: Path, out: Path, roster: Path | None, policy: str = config.POLICY) -> int:
+    """grade --canvas: the Canvas import of the folder just graded."""
+    return _hand_back("export", argparse.Namespace(graded=graded, canvas=out, csv=None, moodle=None,
+                                                   roster=roster, column=None, id_column=None, out_of=None,
+                                                   policy=policy))
 
 
 def cmd_export(args) -> int:
-    if args.out_of is not None and not (math.isfinite(args.out_of) and args.out_of > 0):
-        fail(f"--out-of must be a number of points greater than 0, not {args.out_of:g}")
-    if args.roster is not None and not args.roster.is_file():
-        fail(f"--roster {args.roster} is not a file: give the CSV of the class list.")
-    fmt = next(f for f in ("canvas", "csv", "moodle") if getattr(args, f) is not None)
-    out = getattr(args, fmt)
-    if out.is_dir():
-        fail(f"--{fmt} names a folder ({out}): give the CSV file to write.")
-    return export_canvas(args.graded, out, args.roster, args.column, args.id_column, args.out_of,
-                         args.policy, fmt)
+    return _hand_back("export", args)
 
 
 def cmd_release(args) -> int:
-    from autograder.report.release import ExportError, describe, release
+    return _hand_back("release", args)
+
+
+def _hand_back(command: str, args) -> int:
+    from autograder.handback import COMMANDS as HAND_BACK
+    from autograder.report.roster import ExportError
 
     try:
-        print(shown(describe(release(args.graded, args.to, args.format, args.name_by, args.policy), args.to,
-                             args.format)))
+        print(shown(HAND_BACK[command](args)))
     except ExportError as error:
         fail(str(error))
     return 0
@@ -396,6 +374,11 @@ INTERRUPTED = ["Stopped."]  # what Ctrl-C says: grade sets how to resume
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from autograder.packages import missing_packages_said
+
+    said = missing_packages_said()  # before torch is imported: it warns without NumPy
+    if said:
+        fail(said)
     commands = {"list": cmd_list, "grade": cmd_grade, "gradescope": cmd_gradescope, "export": cmd_export,
                 "release": cmd_release}
     try:

@@ -61,6 +61,16 @@ PICTURE_BYTES = 600_000  # base64 PNG in one results.json: Gradescope refuses re
 MAX_PRINTED = 8000  # characters of a submission's printed output shown back: the start says what went wrong
 MAX_CELL_ERROR = 3000  # characters of one cell's traceback: its end names the error
 
+# -- packages ------------------------------------------------------------------------------------------
+# What the grader imports at run time (pyproject.toml's dependencies; tests/test_install.py keeps them
+# equal), each distribution with the module it provides: every command checks them before it starts
+# (packages.py; an install with --no-deps has none of them), and a Gradescope archive pins them
+# (gradescope/build.py). pyseccomp, the workers' system-call filter, exists on Linux only.
+RUNTIME = {"torch": "torch", "numpy": "numpy", "graphviz": "graphviz", "torchviz": "torchviz",
+           "matplotlib": "matplotlib", "jinja2": "jinja2", "tqdm": "tqdm", "rich": "rich",
+           "ipython": "IPython", "pyseccomp": "pyseccomp", "pyyaml": "yaml"}
+LINUX_ONLY = ("pyseccomp",)
+
 # -- Canvas export -------------------------------------------------------------------------------------
 POLICIES = ("best", "latest")  # whose score counts when a student submitted several times
 POLICY = "best"  # resubmitting never costs a student points

@@ -1,7 +1,8 @@
 """Do grades never go stale: is a result graded again when anything that decides it changes (the extra
-file, the seed, the limits, the assignment's definition, the grader's version), only then, with the
-grader saying how many and why; can no score above its maximum be written or exported; and does
-report.html count exactly what the results files hold?"""
+file's code, the seed, the limits, the assignment's definition, the grader's version), only then (not for
+a comment), with the grader saying how many and every reason why; does a re-run that would score fewer
+points (the --extra file forgotten) stop before writing anything unless told --replace; can no score above
+its maximum be written or exported; and does report.html count exactly what the results files hold?"""
 
 import csv
 import json
@@ -15,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder.batch import STALE, staleness
+from autograder.course import find_assignment
+from autograder.course.fingerprint import normalised
 from autograder.judge.verdicts import CheckResult
+from autograder.keys import STALE, Key, losses, staleness
 from autograder.report.files import ScoreAboveMaximum, grades_csv, results_json
 from tests.conftest import EXAMPLES, HIDDEN_TESTS, ROOT, autograder
 
@@ -43,9 +46,9 @@ class Triple(Function):
 """
 
 
-def grade(out: Path, submissions: Path, *extra) -> subprocess.CompletedProcess:
+def grade(out: Path, submissions: Path, *extra, check: bool = True) -> subprocess.CompletedProcess:
     return autograder("grade", "--assignment", "custom-functions", "--out", out, "--jobs", "2", "--quiet",
-                      *extra, submissions, timeout=1800)
+                      *extra, submissions, timeout=1800, check=check)
 
 
 def inodes(out: Path) -> dict[str, int]:
@@ -68,22 +71,34 @@ def runs(tmp_path_factory):
     (base / "reference_module.py").write_text("def triple(x):\n    return 3 * x\n")
     extra = base / "extra.py"
     extra.write_text(EXTRA.format(folder=str(base)))
+    hidden = base / "hidden.py"
+    hidden.write_text(HIDDEN_TESTS.read_text())
     out = base / "out"
     steps = {}
 
-    def step(name, *options):
+    def step(name, *options, check=True):
         before = inodes(out) if (out / "alice" / "results.json").exists() else {}
-        run = grade(out, subs, *options)
+        csv_before = (out / "grades.csv").read_bytes() if (out / "grades.csv").exists() else b""
+        run = grade(out, subs, *options, check=check)
         regraded = {s for s, i in inodes(out).items() if before.get(s) != i}
-        steps[name] = {"stderr": run.stderr, "regraded": regraded, "grades": grades(out)}
+        steps[name] = {"stderr": run.stderr, "regraded": regraded, "grades": grades(out),
+                       "status": run.returncode, "csv same": csv_before == (out / "grades.csv").read_bytes()}
 
     step("first")
     step("same")
-    step("extra", "--extra", HIDDEN_TESTS)
-    step("extra again", "--extra", HIDDEN_TESTS)
-    step("extra removed")
+    step("extra", "--extra", hidden)
+    step("extra again", "--extra", hidden)
+    # Comments added, blank lines and the layout of a call changed: the same code.
+    source = HIDDEN_TESTS.read_text()
+    hidden.write_text("# Hidden tests of this term.\n\n" + source.replace("\n# 2.", "\n\n\n# 2.").replace(
+        'hide("custom-functions", "Exp: gradgradcheck")',
+        'hide(\n    "custom-functions",  # the assignment\n    "Exp: gradgradcheck",\n)'))
+    step("extra commented", "--extra", hidden)
+    step("extra forgotten", check=False)
+    step("extra removed", "--replace")
     step("seed", "--seed", "7")
     step("limits", "--seed", "7", "--problem-timeout", "30")
+    step("seed and limits", "--seed", "8", "--problem-timeout", "40")
     step("own extra", "--extra", extra)
     (base / "reference_module.py").write_text("def triple(x):\n    tripled = x * 3\n    return tripled\n")
     step("same definition", "--extra", extra)
@@ -102,16 +117,42 @@ def test_nothing_changed_nothing_graded(runs):
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("step", "why"), [
-    ("extra", "because the extra files changed"),
-    ("extra removed", "because the extra files changed"),
+    ("extra", "because the extra files changed (hidden.py added) and the assignment's definition changed"),
+    ("extra removed", ("because the extra files changed (hidden.py removed) and the assignment's "
+                       "definition changed")),
     ("seed", "because the seed changed (0 -> 7)"),
     ("limits", "because the limits changed"),
+    ("seed and limits", "because the seed changed (7 -> 8) and the limits changed"),
     ("definition", "because the assignment's definition changed"),
 ])
 def test_a_change_grades_everything_again_and_says_why(runs, step, why):
     """Does each change grade every submission again, saying how many and why?"""
     assert runs[step]["regraded"] == {"alice", "bob"}
     assert f"2 submission(s): 0 already graded, 2 to grade (2 {why})." in runs[step]["stderr"]
+
+
+@pytest.mark.slow
+def test_a_comment_in_the_extra_file_grades_nobody_again(runs):
+    """Is an edit of the extra file's comments, blank lines and layout no change at all?"""
+    assert runs["extra commented"]["regraded"] == set()
+    assert "all already graded" in runs["extra commented"]["stderr"]
+
+
+@pytest.mark.slow
+def test_forgetting_the_extra_file_stops_before_writing_anything(runs):
+    """Does a re-run without the --extra file the class was graded with stop (status 2), saying what would
+    be lost and how to go on, with no result and no grades.csv written; and does --replace then go on?"""
+    forgotten = runs["extra forgotten"]
+    said = forgotten["stderr"].replace("\n  ", " ")
+    assert forgotten["status"] == 2 and "Traceback" not in said
+    assert forgotten["regraded"] == set() and forgotten["csv same"]
+    assert forgotten["grades"] == runs["extra commented"]["grades"]
+    assert ("Grading again would replace 2 result(s) in" in said and "and lose points graded before: " in said
+            and "they were graded with --extra hidden.py, which this run is not given; the problem "
+                "'LinearFunction, other shapes' is no longer graded; the maximum falls from 62 to 50 points. "
+                "Nothing was written. To keep them, pass --extra hidden.py again; to accept the change and "
+                "replace them, add --replace (or grade into a new --out)." in said), said
+    assert runs["extra removed"]["regraded"] == {"alice", "bob"}
 
 
 @pytest.mark.slow
@@ -146,6 +187,65 @@ def test_staleness_asks_every_part_of_the_key():
     for part, _ in STALE:
         changed = dict(key, **{part: "other"})
         assert staleness({"extra_data": {"key": changed}}, key), part
+
+
+def test_staleness_names_every_part_that_changed():
+    """When several parts change at once, is each named, in one phrase?"""
+    key = {"submission": "s", "assignment": "a", "grader": "1", "seed": 0, "limits": {"x": 1},
+           "extra_files": [["hidden.py", "h1"]], "definition": "d", "isolation": "container"}
+    old = dict(key, seed=3, limits={"x": 2}, extra_files=[["hidden.py", "h0"], ["more.py", "m"]])
+    assert staleness({"extra_data": {"key": old}}, key) == (
+        "the seed changed (3 -> 0), the limits changed and the extra files changed (hidden.py edited, "
+        "more.py removed)")
+
+
+def test_a_new_seed_is_told_apart_from_a_new_definition():
+    """After a new seed, is the definition compared at the old seed (so that a seed alone is one reason, and a
+    seed with a changed definition two)?"""
+    key = {"submission": "s", "assignment": "a", "grader": "1", "seed": 7, "limits": {}, "extra_files": [],
+           "definition": "d at 7", "isolation": "container"}
+    old = {"extra_data": {"key": dict(key, seed=0, definition="d at 0")}}
+    assert staleness(old, key, {0: "d at 0", 7: "d at 7"}.get) == "the seed changed (0 -> 7)"
+    assert staleness(old, key, {0: "other at 0"}.get) == (
+        "the seed changed (0 -> 7) and the assignment's definition changed")
+
+
+def test_a_renamed_extra_file_changes_nothing():
+    """Does only the extra files' code decide, not their names?"""
+    key = {"submission": "s", "assignment": "a", "grader": "1", "seed": 0, "limits": {}, "definition": "d",
+           "extra_files": [["hidden-2025.py", "h"]], "isolation": "container"}
+    assert staleness({"extra_data": {"key": dict(key, extra_files=[["hidden.py", "h"]])}}, key) == ""
+
+
+def test_code_is_compared_by_what_it_does():
+    """Are comments, blank lines and layout left out of the code a key holds, and is a change of code not?"""
+    plain = "def f(x):\n    return 3 * x\n"
+    assert normalised(plain) == normalised("# triple\ndef f(x):  # x a tensor\n\n    return (3 *\n x)\n")
+    assert normalised(plain) != normalised(plain.replace("3", "2"))
+    line = "    reference=lambda x: 3 * x,  # the reference\n"  # a lambda's line inside a call
+    assert normalised(line) == normalised("reference=lambda x: 3*x,\n") != normalised(line.replace("3", "2"))
+
+
+def test_every_way_of_losing_points_is_named():
+    """Are an extra file missing, a problem no longer graded, a lower maximum and another assignment each
+    named, and nothing when the run scores as many points?"""
+    assignment = find_assignment("custom-functions")
+    key = Key(assignment.name, "d", (), 0, {})
+
+    def result(name="custom-functions", problems=("KillHead", "Gone"), max_score=60, extras=()):
+        return {"tests": [{"name": f"{p}: forward"} for p in problems],
+                "extra_data": {"assignment": name, "max_score": max_score,
+                               "key": {"extra_files": [list(e) for e in extras]}}}
+
+    said = losses([result(extras=[("hidden.py", "h")])], assignment, key)
+    assert said == ["they were graded with --extra hidden.py, which this run is not given",
+                    "the problem 'Gone' is no longer graded", "the maximum falls from 60 to 50 points"]
+    assert losses([result(name="gradcheck")], assignment, key) == [
+        "they are results of gradcheck, and this run grades custom-functions"]
+    assert losses([result(problems=("KillHead", "Exp"), max_score=50)], assignment, key) == []
+    given = Key(assignment.name, "d", (("hidden-renamed.py", "h"),), 0, {})
+    assert losses([result(problems=("KillHead",), max_score=50, extras=[("hidden.py", "h")])],
+                  assignment, given) == []
 
 
 # -- scores never above their maximum -----------------------------------------------------------------------

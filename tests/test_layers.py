@@ -18,7 +18,7 @@ MAX_LINES = 400
 # Where student code runs: what these import decides what a grading worker holds.
 WORKER_SIDE = ("autograder.measure", "autograder.sandbox.worker")
 GRADER_ONLY = ("autograder.judge", "autograder.report", "autograder.intake", "autograder.batch",
-               "autograder.cli", "autograder.gradescope")
+               "autograder.keys", "autograder.cli", "autograder.gradescope")
 
 
 def module_files(package: Path = PACKAGE) -> dict[str, Path]:

@@ -120,7 +120,7 @@ def test_a_worker_that_cannot_start_scores_nobody_0(tmp_path):
     """When the grader cannot start a worker, is the submission left out of grades.csv and without a
     results.json (so that the next run grades it), rather than scored 0, while the unreadable notebook
     beside it still gets its 0?"""
-    from autograder.batch import _grade, already_graded, make_key
+    from autograder.batch import _grade, make_key, previous_result
     from autograder.course import find_assignment
     from autograder.intake.loader import load
     from autograder.sandbox import Limits
@@ -133,4 +133,4 @@ def test_a_worker_that_cannot_start_scores_nobody_0(tmp_path):
     rows = {row["submission"]: row for row in csv.DictReader((tmp_path / "grades.csv").open())}
     assert rows == {"erin": rows["erin"]} and rows["erin"]["score"] == "0"
     alice = next(s for s in load([EXAMPLES]) if s.id == "alice")
-    assert already_graded(tmp_path, key, alice) == (None, "new")
+    assert previous_result(tmp_path, alice) is None

@@ -6,6 +6,8 @@ for the inline check, in the notebook) and `judge.py` turns the measurements int
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,10 +26,30 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
+class DefinitionError(TypeError):
+    """A Problem or a Case written in a way the grader cannot read (cases=Case(...) for a tuple of them):
+    raised where it is written, so that the instructor's file is reported with that line (registry.py),
+    the line of `keyword` when one is named."""
+
+    def __init__(self, text: str, problem: str = "", keyword: str = ""):
+        self.text, self.problem, self.keyword = text, problem, keyword
+        super().__init__(f"Problem {problem!r}: {text}" if problem else text)
+
+
+def defined_at() -> tuple[str, int]:
+    """(file, line) of the code that is constructing a Problem: the first caller outside this module and
+    the dataclass machinery (its __init__, dataclasses.replace)."""
+    frame = sys._getframe(1)
+    while frame.f_back is not None and (frame.f_code.co_filename in (__file__, dataclasses.__file__)
+                                        or frame.f_code.co_filename.startswith("<")):
+        frame = frame.f_back
+    return frame.f_code.co_filename, frame.f_lineno
+
+
 DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class TensorSpec:
     """A float64 input drawn uniformly from [low, high], kept `margin` away from each of `avoid`
     (the kinks where the derivative does not exist, such as 0 for |x| or ReLU).
@@ -48,6 +70,11 @@ class TensorSpec:
         if isinstance(self.dtype, torch.dtype):
             object.__setattr__(self, "dtype", str(self.dtype).removeprefix("torch."))
         object.__setattr__(self, "shape", tuple(self.shape))
+
+    def __repr__(self) -> str:  # as an instructor writes it: the shape, then what is not the default
+        given = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)[1:]
+                 if getattr(self, f.name) != f.default]
+        return f"TensorSpec({', '.join([repr(self.shape), *given])})"
 
     @property
     def differentiable(self) -> bool:
@@ -87,9 +114,18 @@ class Case:
     kwargs: Any = ()  # a dict, kept as (name, value) pairs
 
     def __post_init__(self):
+        if not isinstance(self.args, tuple | list):
+            raise DefinitionError(
+                f"Case takes its positional arguments as a tuple, Case(({_shown(self.args)},)) with the "
+                f"comma that makes a tuple of one, not Case({_shown(self.args)}).")
         object.__setattr__(self, "args", tuple(self.args))
         items = self.kwargs.items() if isinstance(self.kwargs, dict) else self.kwargs
-        object.__setattr__(self, "kwargs", tuple((str(k), v) for k, v in items))
+        try:
+            object.__setattr__(self, "kwargs", tuple((str(k), v) for k, v in items))
+        except (TypeError, ValueError):
+            example = 'Case((TensorSpec((3, 4)),), {"dim": 0})'
+            raise DefinitionError(f"Case takes its keyword arguments as a dict, e.g. {example}, not "
+                                  f"{_shown(self.kwargs)}.") from None
 
     def describe(self) -> str:
         def one(a):
@@ -101,6 +137,12 @@ class Case:
 
         parts = [one(a) for a in self.args] + [f"{k}={one(v)}" for k, v in self.kwargs]
         return "(" + ", ".join(parts) + ")"
+
+
+def _shown(value: Any) -> str:
+    """A value as an instructor wrote it, in a message (shortened)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 @dataclass(frozen=True)
@@ -170,8 +212,19 @@ class Problem:
     gradcheck_tolerance: tuple[float, float] | None = None
     skip: tuple[str, ...] = ()
     hints: dict[str, str] = field(default_factory=dict)
+    # Where it was written, (file, line), for messages about it; found by itself, and never part of what
+    # decides a result (fingerprint.py leaves it out).
+    where: tuple[str, int] | None = field(default=None, repr=False)
 
     def __post_init__(self):
+        if self.where is None:
+            object.__setattr__(self, "where", defined_at())
+        if isinstance(self.cases, Case) or not isinstance(self.cases, tuple | list) \
+                or not all(isinstance(c, Case) for c in self.cases):
+            one = "Case(...)" if isinstance(self.cases, Case) else _shown(self.cases)
+            raise DefinitionError(f"cases takes a tuple of Case(...), cases=(Case(...),) with the comma "
+                                  f"that makes a tuple of one, not cases={one}.", self.name, "cases")
+        object.__setattr__(self, "cases", tuple(self.cases))
         object.__setattr__(self, "skip", tuple(self.skip))
         object.__setattr__(self, "hidden_checks", frozenset(self.hidden_checks))
 

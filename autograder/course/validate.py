@@ -1,4 +1,4 @@
-"""An assignment checked before anything is graded with it, and the fingerprint of what decides its grades.
+"""An assignment checked before anything is graded with it.
 
 `validate()` runs when the grader loads an assignment (`list`, `grade`, `gradescope`, and the archive's
 setup.sh check), so that a mistake in an instructor's problem is a usage error naming the problem and
@@ -14,26 +14,23 @@ the cause, never a class of zeros:
   opcheck, which a generic Function cannot have); one whose gradient is twice the right one (or, when
   no gradient is asked, whose output is off) must fail.
 
-`fingerprint()` is a hash of the assignment's full definition as the grader uses it: each problem's
-cases as the seed makes them, the reference's answers on them (outputs, Jacobians, its graph), the
-checks, points, tolerances, hints and what is hidden. Results are keyed on it (batch.py), so changing a
-reference, a case, a point or an extra file grades the class again, and renaming a variable does not.
+A reference that fails gradcheck on its own is told where (kinks.py: at a kink, with the avoid= that
+keeps the inputs away).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import inspect
-import json
 import math
 import numbers
-import re
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import torch
 
+from autograder.course.kinks import kinks
 from autograder.course.problems import CHECKS, DTYPES, EXTRA_CHECKS, Problem, TensorSpec
 from autograder.measure import calls
 from autograder.measure.encoding import decode_args, differentiable
@@ -45,9 +42,18 @@ class InvalidAssignment(ValueError):
     """A problem the grader cannot grade with: the message names the problem and the cause."""
 
 
+PACKAGE = str(Path(__file__).resolve().parent.parent)
+
+
 def _where(assignment, problem: Problem, origins: dict | None) -> str:
+    """"Problem 'X' of A (from hidden.py, line 12)": the file that added it and the line it is written on
+    (a problem of this package's own is named without)."""
     origin = (origins or {}).get((assignment.name, problem.name))
-    return f"Problem {problem.name!r} of {assignment.name}" + (f" (from {origin})" if origin else "")
+    file, line = problem.where or ("", 0)
+    where = [f"from {origin}"] if origin else []
+    if file and not str(Path(file).resolve()).startswith(PACKAGE):
+        where.append(f"line {line}" if file == origin else f"written in {file}, line {line}")
+    return f"Problem {problem.name!r} of {assignment.name}" + (f" ({', '.join(where)})" if where else "")
 
 
 def validate(assignment, seed: int = 0, origins: dict | None = None) -> None:
@@ -327,9 +333,14 @@ def _self_test(problem: Problem, seed: int) -> str:
     failed = [r for r in right if r.check in core and not r.passed]
     if failed:
         r = failed[0]
-        return (f"an answer that computes the reference itself fails its check {r.check!r}: "
-                f"{r.message[:400]} The reference may not be deterministic or differentiable there, or a "
-                f"tolerance is too tight (tolerance=(rtol, atol), gradcheck_tolerance=...).")
+        said = f"an answer that computes the reference itself fails its check {r.check!r}: {r.message[:400]}"
+        if r.check in ("gradcheck", "gradgradcheck"):
+            found = kinks(problem, seed, second=r.check == "gradgradcheck")
+            if found:
+                return f"{said} {found}"
+        return (f"{said} The reference may not be deterministic or differentiable there (at a kink, such as "
+                f"|x| at 0, keep the inputs away with TensorSpec(..., avoid=(0.0,))), or a tolerance is too "
+                f"tight (tolerance=(rtol, atol), gradcheck_tolerance=...).")
     asked = [c for c in ("gradient", "gradcheck") if c in core]
     if asked:
         wrong, what = answer(problem, scale=2.0), "a gradient twice the right one"
@@ -345,49 +356,3 @@ def _self_test(problem: Problem, seed: int) -> str:
         return (f"its checks ({', '.join(asked)}) pass {what}, so they cannot tell right from wrong: the "
                 f"reference's derivative (or output) is zero on every case, or a tolerance is too loose.")
     return ""
-
-
-# -- the fingerprint --------------------------------------------------------------------------------
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, TensorSpec):
-        return {"tensor": list(value.shape), "low": value.low, "high": value.high, "avoid": list(value.avoid),
-                "margin": value.margin, "dtype": value.dtype}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if callable(value):  # its source: the same from one run to the next, and different when it changes
-        try:
-            return inspect.getsource(value).strip()
-        except (OSError, TypeError):
-            return getattr(value, "__qualname__", type(value).__name__)
-    return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))  # never a memory address: it changes every run
-
-
-def definition(problem: Problem, seed: int) -> dict:
-    """What decides a problem's verdicts, as plain data."""
-    from autograder.judge.reference import encoded_cases, reference_data
-
-    return {"name": problem.name, "lookup": problem.lookup, "kind": problem.kind, "checks": problem.checks,
-            "points": {c: problem.points_of(c) for c in problem.checks}, "hidden": problem.hidden,
-            "hidden_checks": sorted(problem.hidden_checks), "double_backward": problem.double_backward,
-            "extra_checks": list(problem.extra_checks), "also_functions": list(problem.also_functions),
-            "tolerance": problem.rtol_atol, "gradcheck_tolerance": problem.gradcheck_rtol_atol,
-            "hints": {c: problem.hints[c] for c in sorted(problem.hints)},
-            "asks": {k: _plain(getattr(problem, k, None))
-                     for k in ("saves", "companion", "all_outputs", "elementwise", "derivative", "terms")},
-            "cases": [_plain(c.args) for c in problem.cases],
-            "kwargs": [_plain(dict(c.kwargs)) for c in problem.cases],
-            "inputs": encoded_cases(problem, seed), "reference": reference_data(problem, seed)}
-
-
-def fingerprint(assignment, seed: int = 0) -> str:
-    """sha256 of the assignment's full definition at this seed (see the module's docstring)."""
-    data = {"assignment": assignment.name, "problems": [definition(p, seed) for p in assignment.problems]}
-    text = json.dumps(data, sort_keys=True, default=repr, allow_nan=True)
-    return hashlib.sha256(text.encode()).hexdigest()

@@ -14,11 +14,11 @@ import stat
 import zipfile
 from pathlib import Path
 
+from autograder import config
 from autograder.gradescope.settings import SETTINGS_FILE, Settings
 
 # What the grader imports at run time, pinned exactly as in requirements.txt (the archive's copy).
-RUNTIME = ("torch", "numpy", "graphviz", "torchviz", "matplotlib", "jinja2", "tqdm", "rich", "ipython",
-           "pyseccomp", "pyyaml")
+RUNTIME = tuple(config.RUNTIME)
 PACKAGE = Path(__file__).resolve().parent.parent
 REPOSITORY = PACKAGE.parent
 SCRIPTS = Path(__file__).resolve().parent / "scripts"

@@ -316,3 +316,97 @@ def test_autograder_extra_makes_a_file_visible_to_check(tmp_path):
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env,
                          timeout=300, check=True)
     assert ran.stdout.strip() == "True"
+
+
+# -- mistakes in an instructor's file: one paragraph each, naming the problem, the file and the line -------
+
+HEAD = "import torch\nfrom autograder.course import Case, Problem, TensorSpec, add_problem\n\n"
+NOT_A_TUPLE = HEAD + textwrap.dedent("""\
+    add_problem("custom-functions", Problem(
+        name="Triple",
+        summary="3 x",
+        reference=lambda x: 3 * x,
+        cases=Case((TensorSpec((4,)),)),
+    ))
+""")
+MISTAKES = {  # the file, and what its message says
+    "cases not a tuple": (NOT_A_TUPLE, (
+        "failed at line 8 (Problem 'Triple'): cases takes a tuple of Case(...), cases=(Case(...),) with the "
+        "comma that makes a tuple of one, not cases=Case(...).")),
+    "case arguments not a tuple": (HEAD + textwrap.dedent("""\
+        add_problem("custom-functions", Problem(name="Triple", summary="3 x",
+            reference=lambda x: 3 * x,
+            cases=(Case(TensorSpec((3, 4))),)))
+    """), (
+        "failed at line 6 (Problem 'Triple'): Case takes its positional arguments as a tuple, "
+        "Case((TensorSpec((3, 4)),)) with the comma that makes a tuple of one, not "
+        "Case(TensorSpec((3, 4))).")),
+    "registers nothing": (HEAD + textwrap.dedent("""\
+        TRIPLE = Problem(name="Triple", summary="3 x", reference=lambda x: 3 * x,
+                         cases=(Case((TensorSpec((4,)),)),))
+    """), (
+        "registers nothing: it defines TRIPLE = Problem(name='Triple', ...) at line 4 but never registers "
+        "it, so nothing in it would be graded. Register it: add_problem(\"custom-functions\", TRIPLE) adds a "
+        "problem to an assignment")),
+    "no problem at all": ("import torch\n",
+                          "registers nothing: it calls none of add_problem, add_assignment and hide"),
+    "a name error": (HEAD + "\n\nadd_problem('custom-functions', TRIPLE)\n",
+                     "failed at line 6: NameError: name 'TRIPLE' is not defined"),
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(MISTAKES))
+def test_a_mistake_in_a_file_names_its_line(tmp_path, mistake):
+    """Is each mistake made while a file runs (or a file that registers nothing) one paragraph naming the
+    file, the line and the problem written there, with what to write instead?"""
+    source, said = MISTAKES[mistake]
+    path = tmp_path / "hidden.py"
+    path.write_text(source)
+    with pytest.raises(LookupError) as raised:
+        load([path])
+    assert str(raised.value).startswith(f"The extra assignments file {path} ")
+    assert said in str(raised.value)
+
+
+def test_cases_not_a_tuple_is_a_usage_error_not_a_traceback(tmp_path):
+    """Does the command line say it in one paragraph with exit status 2 (it once printed a traceback)?"""
+    path = tmp_path / "hidden.py"
+    path.write_text(NOT_A_TUPLE)
+    result = autograder("list", "--extra", path, check=False, timeout=300)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    said = result.stderr.replace("\n  ", " ")
+    assert f"autograder: The extra assignments file {path} {MISTAKES['cases not a tuple'][1]}" in said
+
+
+def test_a_kink_of_the_reference_is_located_and_avoid_suggested(tmp_path):
+    """When the reference itself fails gradcheck because its inputs come within the finite differences'
+    step of its kink (|x| on inputs of about 1e-6), does validation name the problem's file and line, the
+    values, and the avoid= that keeps them away; and does that avoid= (with a margin fit for the inputs)
+    make it valid?"""
+    path = tmp_path / "hidden.py"
+    path.write_text(HEAD + 'add_problem("custom-functions", Problem(\n'
+                    '    name="Abs", summary="|x|", reference=lambda x: x.abs(),\n'
+                    '    cases=(Case((TensorSpec((200,), low=-1e-5, high=1e-5),)),)))\n')
+    registry = load([path])
+    with pytest.raises(InvalidAssignment) as raised:
+        validate(registry.find_assignment("custom-functions"), 0, registry.origins)
+    said = str(raised.value)
+    assert said.startswith(f"Problem 'Abs' of custom-functions (from {path}, line 4): ")
+    assert "fails its check 'gradcheck'" in said and "disagrees with its finite differences at " in said
+    assert "entries of x in case 1 (x = " in said
+    assert "Keep the inputs away from it: TensorSpec((200,), ..., avoid=(0,)) (margin=" in said
+    path.write_text(path.read_text().replace("high=1e-5)", "high=1e-5, avoid=(0.0,), margin=1e-4)"))
+    registry = load([path])
+    validate(registry.find_assignment("custom-functions"), 0, registry.origins)
+
+
+def test_a_kink_of_the_first_derivative_fails_gradgradcheck_with_its_place():
+    """Is a kink of the derivative (x |x| at 0, asked twice differentiable) located the same way?"""
+    problem = Problem(name="XAbsX", summary="", reference=lambda x: x * x.abs(), double_backward=True,
+                      cases=(Case((TensorSpec((100,), low=-1e-5, high=1e-5),)),))
+    with pytest.raises(InvalidAssignment) as raised:
+        validate_problem(problem)
+    said = str(raised.value)
+    assert "fails its check 'gradgradcheck'" in said and "avoid=(0,)" in said, said
+    line = test_a_kink_of_the_first_derivative_fails_gradgradcheck_with_its_place.__code__.co_firstlineno + 2
+    assert said.startswith(f"Problem 'XAbsX' of t (written in {__file__}, line {line}): ")

@@ -88,7 +88,7 @@ def test_broken_extra_file_is_a_clear_error(tmp_path):
     """Does an extension file that raises name the file and the error?"""
     bad = tmp_path / "hidden.py"
     bad.write_text("raise RuntimeError('oops')\n")
-    with pytest.raises(LookupError, match="hidden.py failed: RuntimeError: oops"):
+    with pytest.raises(LookupError, match="hidden.py failed at line 1: RuntimeError: oops"):
         load([bad])
 
 

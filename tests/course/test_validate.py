@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.cli import COMMANDS
 from tests.conftest import EXAMPLES, autograder
 
 BROKEN = """
@@ -18,8 +19,8 @@ from autograder.course import Case, Problem, TensorSpec, add_problem
 add_problem("custom-functions", Problem(name="Reciprocal", summary="1 / x", reference=lambda x: 1 / 0,
                                          cases=(Case((TensorSpec((3,)),)),), hidden=True))
 """
-CAUSE = ("Problem 'Reciprocal' of custom-functions (from {path}): its reference raised ZeroDivisionError: "
-         "division by zero on case 1 (tensor(3,)).")
+CAUSE = ("Problem 'Reciprocal' of custom-functions (from {path}, line 4): its reference raised "
+         "ZeroDivisionError: division by zero on case 1 (tensor(3,)).")
 
 
 def said(result) -> str:
@@ -116,10 +117,51 @@ def test_every_assignments_fingerprint_is_the_same_in_two_fresh_interpreters():
     """A result's key holds the assignment's fingerprint: if it changed from one run to the next (a memory
     address in a definition, e.g. a lambda's repr), every re-run would grade everything again."""
     code = ("from autograder.course.assignments.registry import load\n"
-            "from autograder.course.validate import fingerprint\n"
+            "from autograder.course.fingerprint import fingerprint\n"
             "registry = load([])\n"
             "print(sorted((a.name, fingerprint(a)) for a in registry.assignments.values()))")
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env=dict(os.environ, PYTHONHASHSEED=str(seed))).stdout for seed in (1, 2)]
     assert runs[0] == runs[1]
     assert "double-backward" in runs[0] and "modern-functions" in runs[0]
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    ([], f"autograder: give a command: {', '.join(COMMANDS)}. Run `python -m autograder --help`"),
+    (["grade"], "Run `python -m autograder grade --help` for the usage."),
+])
+def test_a_command_line_without_a_command_says_what_to_run(args, said):
+    """Does `python -m autograder` alone name the commands and the help to run (it once said `python -m
+    autograder autograder --help`), and a command without its arguments its own help?"""
+    result = autograder(*args, check=False, timeout=120)
+    assert result.returncode == 2 and said in " ".join(result.stderr.split())
+    assert "autograder autograder" not in result.stderr
+
+
+def test_a_missing_package_is_named_before_anything_runs():
+    """After an install with --no-deps, does every command name the missing packages and the pip install
+    that gets them, with exit status 2, no traceback, and before torch is imported (whose warning about a
+    missing NumPy every command once printed)? (A module set to None in sys.modules cannot be imported.)"""
+    code = ("import sys\n"
+            "sys.modules['tqdm'] = sys.modules['numpy'] = None\n"
+            "from autograder.cli import main\n"
+            "try:\n"
+            "    main(['list'])\n"
+            "finally:\n"
+            "    print('torch imported' if 'torch' in sys.modules else 'torch not imported')\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                            check=False)
+    said = " ".join(result.stderr.split())
+    assert result.returncode == 2 and "Traceback" not in said, said
+    assert (f"This Python ({sys.executable}) lacks packages the autograder needs: numpy, tqdm (an install "
+            f"with --no-deps leaves them out). Install them with `{sys.executable} -m pip install numpy "
+            f"tqdm`") in said
+    assert result.stdout.strip() == "torch not imported"
+
+
+def test_every_run_time_package_is_found_here():
+    """Does the check find every run-time package of the environment the tests run in (so that the module
+    each distribution provides is named right in config.RUNTIME)?"""
+    from autograder.packages import missing_packages
+
+    assert missing_packages() == []

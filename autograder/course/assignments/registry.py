@@ -11,14 +11,18 @@ Instructors extend the built-in assignments without touching this package (docs/
 - for check() in the notebooks, the environment variable AUTOGRADER_EXTRA names files (separated by
   the path separator, ":") that check() loads before looking a problem up.
 
-Where each problem came from is kept (Registry.origins), so that a mistake in it is reported with its file.
+Where each problem came from is kept (Registry.origins), so that a mistake in it is reported with its file;
+a file that fails while it runs is reported with its line and the problem written there, and a file that
+registers nothing is an error (its problems would silently never be graded).
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import os
 import runpy
+import traceback
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -33,7 +37,7 @@ from autograder.course.assignments import (
     gradcheck,
     modern_functions,
 )
-from autograder.course.problems import Problem
+from autograder.course.problems import DefinitionError, Problem
 
 ENTRY_POINTS = "autograder.assignments"  # a public contract: installed packages name their assignments here
 BUILTIN = tuple(m.ASSIGNMENT for m in (custom_functions, gradcheck, double_backward, conv_bn_fusion,
@@ -58,6 +62,7 @@ class Registry:
         self.origins: dict[tuple[str, str], str] = {}
         self.broken: list[str] = []
         self._sources: list[str] = []  # what is being loaded now (an extra file, an entry point)
+        self._changes = 0  # calls of hide, add_problem, add_assignment while loading
 
     # -- looking up ------------------------------------------------------------------------------------
 
@@ -135,6 +140,7 @@ class Registry:
         self._note(a.name, [new])
 
     def _note(self, assignment: str, problems: Iterable[Problem]) -> None:
+        self._changes += 1
         if self._sources:
             for problem in problems:
                 self.origins[(assignment, problem.name)] = self._sources[-1]
@@ -147,14 +153,17 @@ class Registry:
         path = Path(path)
         if not path.is_file():
             raise LookupError(f"The extra assignments file {path} does not exist.")
+        changes = self._changes
         try:
             with self._loading(str(path)):
-                runpy.run_path(str(path), run_name="autograder_extra")
-        except LookupError as error:
-            raise LookupError(f"The extra assignments file {path} failed: {error}") from None
-        except Exception as error:  # noqa: BLE001 - reported as a usage error with its cause
-            cause = f"{type(error).__name__}: {error}"
-            raise LookupError(f"The extra assignments file {path} failed: {cause}") from None
+                namespace = runpy.run_path(str(path), run_name="autograder_extra")
+        except Exception as error:  # noqa: BLE001 - reported as a usage error with its cause and line
+            cause = error.text if isinstance(error, DefinitionError) else str(error) \
+                if isinstance(error, LookupError) else f"{type(error).__name__}: {error}"
+            raise LookupError(f"The extra assignments file {path} failed{_at(path, error, cause)}: "
+                              f"{cause}") from None
+        if self._changes == changes:
+            raise LookupError(_registers_nothing(path, namespace))
 
     def load_entry_points(self) -> None:
         """Assignments of installed packages (entry point group `autograder.assignments`)."""
@@ -188,6 +197,75 @@ class Registry:
         finally:
             _CURRENT.reset(token)
             self._sources.pop()
+
+
+def _at(path: Path, error: BaseException, cause: str) -> str:
+    """" at line 12 (Problem 'Gather')": where in the file the error arose (its innermost line there, or
+    the line a SyntaxError names; for a DefinitionError naming a keyword, that keyword's line) and the
+    Problem(...) written around it, unless the cause names it."""
+    if isinstance(error, SyntaxError) and error.filename == str(path):
+        line = error.lineno
+    else:
+        lines = [f.lineno for f in traceback.extract_tb(error.__traceback__) if f.filename == str(path)]
+        line = lines[-1] if lines else None
+    if not line:
+        return ""
+    call = _problem_written_at(path, line)
+    name = getattr(error, "problem", "") or _keyword(call, "name")
+    keyword = getattr(error, "keyword", "") and _keyword_line(call, error.keyword)
+    named = f" (Problem {name!r})" if name and repr(name) not in cause else ""
+    return f" at line {keyword or line}{named}"
+
+
+def _problem_written_at(path: Path, line: int) -> ast.Call | None:
+    """The innermost Problem(...) call of the file spanning this line."""
+    try:
+        tree = ast.parse(path.read_text())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    found = None
+    for node in ast.walk(tree):  # outer calls before the calls inside them
+        called = getattr(node, "func", None)
+        if isinstance(node, ast.Call) and getattr(called, "id", getattr(called, "attr", "")) == "Problem" \
+                and node.lineno <= line <= (node.end_lineno or node.lineno):
+            found = node
+    return found
+
+
+def _keyword(call: ast.Call | None, name: str) -> str:
+    """The string a call gives as keyword `name` (Problem(name="Gather")), or ""."""
+    for keyword in call.keywords if call else ():
+        if keyword.arg == name and isinstance(keyword.value, ast.Constant) \
+                and isinstance(keyword.value.value, str):
+            return keyword.value.value
+    return ""
+
+
+def _keyword_line(call: ast.Call | None, name: str) -> int | None:
+    return next((k.value.lineno for k in (call.keywords if call else ()) if k.arg == name), None)
+
+
+def _registers_nothing(path: Path, namespace: dict) -> str:
+    """Why a file that changed no assignment is refused, naming the problems it defines and their lines."""
+    from autograder.course.assignments import Assignment
+
+    problems = {k: v for k, v in namespace.items() if isinstance(v, Problem) and not k.startswith("_")}
+    assignments = [k for k, v in namespace.items() if isinstance(v, Assignment) and not k.startswith("_")]
+    defined = [f"{k} = Problem(name={v.name!r}, ...)" + (f" at line {v.where[1]}" if v.where
+                                                         and v.where[0] == str(path) else "")
+               for k, v in problems.items()] + [f"{k} = Assignment(...)" for k in assignments]
+    if not defined:
+        return (f"The extra assignments file {path} registers nothing: it calls none of add_problem, "
+                f"add_assignment and hide (imported from autograder.course), so it changes no assignment. "
+                f"Register each problem, e.g. add_problem(\"custom-functions\", Problem(...)) "
+                f"(docs/authoring.md).")
+    it = "it" if len(defined) == 1 else "them"
+    first = next(iter(problems), "Problem(...)")
+    whole = assignments[0] if assignments else f"Assignment(name, lesson, ({first},))"
+    return (f"The extra assignments file {path} registers nothing: it defines {', '.join(defined)} but "
+            f"never registers {it}, so nothing in it would be graded. Register {it}: "
+            f"add_problem(\"custom-functions\", {first}) adds a problem to an assignment, "
+            f"add_assignment({whole}) makes an assignment of its own (docs/authoring.md).")
 
 
 def load(extras: Iterable[Path | str] = ()) -> Registry:
