@@ -120,6 +120,19 @@ class Mistake:
     forward: Callable[..., torch.Tensor]
 
 
+@dataclass(frozen=True)
+class Kink:
+    """A point where the derivative does not exist and the exercise allows any value from `low` to `high`
+    (ReLU at 0: from 0 to 1). Where a tensor input is exactly `at`, each gradient is judged entry by entry
+    against that range, and finite differences, meaningless there, are left out of gradcheck; `allowed`
+    says in words what the exercise allows, for the cause of a value outside it."""
+
+    at: float
+    low: float
+    high: float
+    allowed: str = ""
+
+
 @dataclass(frozen=True, eq=False)  # hashed by identity: one object per problem
 class Problem:
     """A graded Function. `kind` is "function" (a torch.autograd.Function subclass, called through
@@ -131,9 +144,10 @@ class Problem:
     `saves`, that tensors kept for backward go through ctx.save_for_backward; `companion`, a Function
     backward must call (Cube: CubeBackward); `all_outputs`, a Function whose every output backward must
     differentiate (Sinh's extra outputs). What the grader knows of the mathematics, to name a mistake's cause:
-    `elementwise` (output entry i depends on input entry i only), `derivative` (in words), `terms` (the
-    derivative as a sum of named terms, so that a missing term or one of the wrong sign is named), `mistakes`
-    (wrong forwards learners write, so that an output equal to one is told by its cause)."""
+    `elementwise` (output entry i depends on input entry i only), `derivative` (in words), `kinks` (the
+    derivatives the exercise allows where there is none), `terms` (the derivative as a sum of named terms,
+    so that a missing term or one of the wrong sign is named), `mistakes` (wrong forwards learners write,
+    so that an output equal to one is told by its cause)."""
 
     name: str
     summary: str
@@ -156,6 +170,7 @@ class Problem:
     elementwise: bool = False
     derivative: str = ""
     terms: tuple[Term, ...] = ()
+    kinks: tuple[Kink, ...] = ()  # elementwise problems: the derivatives the exercise allows at a kink
     mistakes: tuple[Mistake, ...] = ()  # wrong forwards learners write, each named when an output is its
     # Authoring (docs/authoring.md): (rtol, atol) against the reference (forward, gradient; default
     # projections.RTOL/ATOL), and against finite differences (gradcheck, gradgradcheck; default torch's);

@@ -10,6 +10,7 @@ from autograder.judge.causes import gradient_cause
 from autograder.judge.diagnose import float32_rounding
 from autograder.judge.errors import error_cause
 from autograder.judge.findings import Finding, fail, jacobian_panels, note, shaped_panels
+from autograder.judge.kinks import settle_kinks
 from autograder.judge.reference import reference_vjps
 from autograder.judge.untrusted import lists, matrices
 from autograder.measure import projections
@@ -55,8 +56,10 @@ def judge_gradient(view: Judging) -> Finding | None:
         if len(out["values"]) != len(ref["values"]):
             return fail(case.where + f"forward's output has {len(out['values'])} entries where the right one "
                                      f"has {len(ref['values'])}, so its gradients cannot be the reference's.")
-        vjps = case.vjps()
         ref_vjps = reference_vjps(view.problem, view.seed, case.index)
+        vjps, on_kink = settle_kinks(view, case, case.vjps(), ref_vjps)
+        if on_kink:
+            return fail(case.where + on_kink)
         if all(projections.all_close(a, b) for a, b in zip(vjps, ref_vjps)):
             continue
         if all(projections.all_close(a, b, GRADCHECK_RTOL, GRADCHECK_ATOL) and float32_rounding(a, b)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from autograder.judge.diagnose import explain, float32_rounding
 from autograder.judge.errors import error_cause
 from autograder.judge.findings import Finding, fail, shaped_panels, torch_words
+from autograder.judge.kinks import without_kink_entries, without_kinks
 from autograder.judge.untrusted import float64, lists, matrices
 from autograder.measure import projections
 from autograder.measure.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
@@ -24,8 +25,8 @@ def judge_gradcheck(view: Judging) -> Finding | None:
         if "fd" not in case.measured:
             text, details = error_cause(case.measured.get("numerical_error") or {}, view, case)
             return fail(case.where + text, details)
-        vjps = case.vjps()
         (fd,) = lists([case.measured["fd"]], [case.rows])
+        vjps, fd = without_kinks(view, case, case.vjps(), fd)
         if not all(math.isfinite(x) for x in fd):
             return fail(case.where + "finite differences of your forward are inf or NaN here, because "
                                      "forward's output is (see forward): gradcheck cannot compare anything "
@@ -35,6 +36,7 @@ def judge_gradcheck(view: Judging) -> Finding | None:
         if "jacobian" in case.measured and "numerical" in case.measured:
             jac = matrices(case.measured["jacobian"], case.sizes, case.rows)
             numeric = matrices(case.measured["numerical"], case.sizes, case.rows)
+            jac, numeric = without_kink_entries(view, case, jac), without_kink_entries(view, case, numeric)
             v = float64(d.v)
             for k, name in enumerate(case.tensor_names):
                 said = explain(jac[k], numeric[k], case.shapes[k], name,
