@@ -23,6 +23,7 @@ from autograder import config
 from autograder.cells import SKIPPED
 from autograder.course.assignments import Assignment
 from autograder.intake.loader import Submission, load
+from autograder.judge.checks import max_score
 from autograder.pipeline import Pipeline, Private, about, failed_everywhere
 from autograder.report.files import (
     Graded,
@@ -76,7 +77,7 @@ class Key:
 
 def make_key(assignment: Assignment, seed: int, limits: Limits, extras: list[Path] = (),
              isolation: str = "container") -> Key:
-    from autograder.course.validate import fingerprint
+    from autograder.judge.validate import fingerprint
 
     files = tuple((Path(p).name, hashlib.sha256(Path(p).read_bytes()).hexdigest()) for p in extras)
     return Key(assignment.name, fingerprint(assignment, seed), files, seed, dataclasses.asdict(limits),
@@ -138,7 +139,7 @@ def already_graded(out: Path, key: Key, sub: Submission) -> tuple[dict | None, s
 def extra_data(assignment: Assignment, sub: Submission, key: Key | None, graded: Graded) -> dict:
     """What the grader keeps about a result besides the tests: the key, who handed it in, how it went."""
     data: dict = {"submission": sub.id, "file": sub.file, "sha256": sub.sha256, "assignment": assignment.name,
-                  "max_score": assignment.max_score}
+                  "max_score": max_score(assignment)}
     if key is not None:
         data["key"] = key.of(sub)
         data["isolation"] = key.isolation
@@ -167,8 +168,8 @@ def write_submission(out: Path, assignment: Assignment, sub: Submission, graded:
     results = graded.results
     folder = out / sub.id
     score = sum(r.score for r in results)
-    summary = f"{assignment.name}: {score:g}/{assignment.max_score:g}. Open feedback.html for the pictures."
-    result = results_json(results, summary, extra_data(assignment, sub, key, graded), assignment.max_score)
+    summary = f"{assignment.name}: {score:g}/{max_score(assignment):g}. Open feedback.html for the pictures."
+    result = results_json(results, summary, extra_data(assignment, sub, key, graded), max_score(assignment))
     write_atomic(folder / "feedback.html", feedback_page(sub.identity.get("name") or sub.id, assignment.name,
                                                          results, graded.cell_errors, graded.output,
                                                          about=about(sub)))
@@ -195,7 +196,7 @@ def _written(out: Path, assignment: Assignment, sub: Submission, graded: Graded,
                 f"fixed.")
             failed = failed_everywhere(assignment, "The grader failed while scoring this submission; "
                                                    "it is scored 0. Tell your instructor.")
-            return write_submission(out, assignment, sub, Graded(sub.id, 0.0, assignment.max_score, failed),
+            return write_submission(out, assignment, sub, Graded(sub.id, 0.0, max_score(assignment), failed),
                                     key)
         except Exception as error:  # noqa: BLE001 - a page that cannot be drawn costs its pictures only
             for r in graded.results:
@@ -253,7 +254,7 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
         previous, why = (None, "--force") if force else already_graded(out, key, sub)
         if previous is not None:
             rows[sub.id] = previous
-            batch.append(Graded(sub.id, previous["score"], assignment.max_score, skipped=True,
+            batch.append(Graded(sub.id, previous["score"], max_score(assignment), skipped=True,
                                 feedback=out / sub.id / "feedback.html"))
             continue
         reasons[sub.id] = why
@@ -280,7 +281,7 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
     ordered = [(s.id, rows[s.id]) for s in subs if s.id in rows]
     try:
         write_atomic(out / "grades.csv", grades_csv(ordered, [p.name for p in assignment.problems],
-                                                    assignment.max_score))
+                                                    max_score(assignment)))
     except OSError as error:
         raise UsageError(f"Could not write {out / 'grades.csv'} ({error.strerror or error}). Every "
                          f"submission graded so far is saved: free some space and run the same command "

@@ -23,6 +23,7 @@ from autograder import cells as cells_
 from autograder import config
 from autograder.course.assignments import Assignment
 from autograder.intake.loader import Submission
+from autograder.judge.checks import max_score, spec_of
 from autograder.judge.plan import explain_plan, with_explanation
 from autograder.judge.reference import encoded_cases, expectations
 from autograder.judge.verdicts import CheckResult, Verdicts, judge
@@ -92,7 +93,8 @@ class Pipeline:
     def judge(self, sub: Submission, outcome: Outcome | None) -> Graded:
         """The verdicts on what a worker measured (here, in the grader), without the grader's paths."""
         results = self.private.results(_contained(self.assignment, sub, outcome, self.seed))
-        graded = Graded(sub.id, sum(r.score for r in results), self.assignment.max_score, results, sub.sha256)
+        graded = Graded(sub.id, sum(r.score for r in results), max_score(self.assignment), results,
+                        sub.sha256)
         if self.private.outcome(outcome) is not None:
             for error in outcome.cell_errors:  # the grader's paths are out: the student's files are plain
                 if error.get("type") != cells_.SKIPPED:
@@ -146,7 +148,8 @@ def problem_jobs(assignment: Assignment, seed: int) -> list[Measure]:
     def plan_for(problem, expected):
         return lambda data: explain_plan(problem, data, expected, seed)
 
-    return [Measure(p.name, p.spec(), encoded_cases(p, seed), p.hidden, plan_for(p, expectations(p, seed)))
+    return [Measure(p.name, spec_of(p).to_dict(), encoded_cases(p, seed), p.hidden,
+                    plan_for(p, expectations(p, seed)))
             for p in assignment.problems]
 
 

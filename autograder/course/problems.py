@@ -1,7 +1,9 @@
 """What a graded problem is: a name, how to make its inputs, a reference, its checks and their points.
 
-A problem never runs student code itself: `probe.py` measures a student's Function (in a worker or,
-for the inline check, in the notebook) and `judge.py` turns the measurements into verdicts.
+Problems are data: they never run student code and never import the judgement. autograder/measure/
+measures a student's Function (in a worker or, for the inline check, in the notebook); autograder/judge/
+holds the checks (checks.py: which apply to a problem, their points) and turns the measurements into
+verdicts.
 """
 
 from __future__ import annotations
@@ -11,18 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-
-
-def __getattr__(name: str):
-    """CHECKS (name -> the question it asks), EXTRA_CHECKS and POINTS, read from the checks themselves
-    (autograder/course/checks.py), which import this module."""
-    if name in ("CHECKS", "EXTRA_CHECKS", "POINTS"):
-        from autograder.course import checks
-
-        return {"CHECKS": {c.name: c.question for c in checks.ALL}, "EXTRA_CHECKS": checks.EXTRA,
-                "POINTS": {c.name: c.points for c in checks.ALL}}[name]
-    raise AttributeError(name)
-
 
 DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
 
@@ -140,7 +130,7 @@ class Problem:
     with PyTorch's own operations, so autograd differentiates it exactly; `solution`, when given, is a
     Function written the way the exercise asks, whose autograd graph is drawn as the reference's.
 
-    What the exercise asks beyond the numbers, each a graded check (autograder/course/checks.py):
+    What the exercise asks beyond the numbers, each a graded check (autograder/judge/checks.py):
     `saves`, that tensors kept for backward go through ctx.save_for_backward; `companion`, a Function
     backward must call (Cube: CubeBackward); `all_outputs`, a Function whose every output backward must
     differentiate (Sinh's extra outputs). What the grader knows of the mathematics, to name a mistake's cause:
@@ -156,7 +146,7 @@ class Problem:
     kind: str = "function"
     entry: str = ""  # the name looked up in the submission when it is not `name`, e.g. sinh for Sinh
     double_backward: bool = False
-    extra_checks: tuple[str, ...] = ()  # from EXTRA_CHECKS
+    extra_checks: tuple[str, ...] = ()  # names of checks declared extra (judge/checks.EXTRA)
     also_functions: tuple[str, ...] = ()  # other names the submission must define, e.g. CubeBackward
     # Hidden: graded and scored, but never shown by the inline check(); on Gradescope, shown only as the
     # instructor chooses (visibility "hidden" or "after_published"). A whole problem, or single checks.
@@ -203,21 +193,6 @@ class Problem:
                 else (GRADCHECK_RTOL, GRADCHECK_ATOL))
 
     @property
-    def checks(self) -> list[str]:
-        from autograder.course import checks
-
-        return [c.name for c in checks.ALL if c.applies(self) and c.name not in self.skip]
-
-    def points_of(self, check: str) -> float:
-        from autograder.course import checks
-
-        return self.points.get(check, checks.BY_NAME[check].points if check in checks.BY_NAME else 0.0)
-
-    @property
-    def max_score(self) -> float:
-        return sum(self.points_of(c) for c in self.checks)
-
-    @property
     def tensor_inputs(self) -> int:
         """The most differentiable (float64) tensor arguments any case passes."""
         return max(sum(isinstance(a, FixedTensor) or (isinstance(a, TensorSpec) and a.differentiable)
@@ -235,11 +210,3 @@ class Problem:
 
     def call(self, obj: Any, args: list[Any], kwargs: dict | None = None) -> Any:
         return obj.apply(*args, **(kwargs or {})) if self.kind == "function" else obj(*args, **(kwargs or {}))
-
-    def spec(self) -> dict:
-        """What a grading worker may know of this problem: how to find and call the Function and what to
-        measure; never the reference, the points or whether it is hidden."""
-        return {"name": self.name, "entry": self.entry, "kind": self.kind,
-                "double_backward": self.double_backward,
-                "extra_checks": list(self.extra_checks), "also_functions": list(self.also_functions),
-                "companion": self.companion, "all_outputs": self.all_outputs, "checks": self.checks}

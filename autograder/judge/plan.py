@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from autograder.judge.checks import spec_of
 from autograder.measure import projections
 from autograder.measure.probe import explain, measure
 from autograder.measure.projections import directions_of
@@ -69,7 +70,8 @@ def probe(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int = 
           expected: list[dict] | None = None) -> dict:
     """measure, plan and explain in one process: the inline check(), where the code measured is the
     notebook's own, and the instructor's own answers (validate.py)."""
-    data = measure(problem, namespace, encoded_cases, seed)
+    spec = spec_of(problem)
+    data = measure(spec, namespace, encoded_cases, seed)
     plan = explain_plan(problem, data, expected, seed)
-    found = explain(problem, namespace, encoded_cases, seed, data, plan) if plan else None
+    found = explain(spec, namespace, encoded_cases, seed, data, plan) if plan else None
     return with_explanation(data, found)

@@ -15,15 +15,16 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from autograder.measure import checks
 from autograder.measure.backward import backward_case, torch_checks, worth_quoting
 from autograder.measure.captured import T
+from autograder.measure.contract import ProblemData
 from autograder.measure.explain import backward_graph, explain_case
 from autograder.measure.forward import RecordingBackward, forward_case
 from autograder.measure.modern import measure_extra
 from autograder.measure.projections import directions_of
 from autograder.measure.second import second_projections
 from autograder.measure.snapshot import guard
+from autograder.measure.spec import Spec
 
 
 def _function_of(problem, namespace: dict) -> tuple[Any, dict]:
@@ -75,7 +76,8 @@ def learner_names(problem, obj: Any, namespace: dict) -> dict:
     return {k: [n[:40] for n in v[:12]] for k, v in names.items()}
 
 
-def measure(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int = 0, report=None) -> dict:
+def measure(problem: Spec, namespace: dict, encoded_cases: list[list[Any]], seed: int = 0,
+            report=None) -> ProblemData:
     """Everything the judge needs about one problem in a submission's namespace, through random
     projections (projections.py): no reference is needed or known here. It is measured in parts, in the
     order of autograder.judge.verdicts.PARTS, and `report(data)` is called after each, so that a part
@@ -83,7 +85,7 @@ def measure(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int 
     is decided by the grader (autograder/judge/plan.py), which then asks for `explain`."""
     obj, data = _function_of(problem, namespace)
     if obj is None:
-        return data
+        return data  # type: ignore[return-value]
     _reset_torch()
     guard()
     data["names"] = learner_names(problem, obj, namespace)
@@ -91,7 +93,7 @@ def measure(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int 
     recorded: list[Any] = []
     backward_owner = (obj if problem.kind == "function"
                       else namespace.get(next(iter(problem.also_functions), "")))
-    own = checks.measurements(problem)
+    own = problem.measurements()
 
     def done(part: str) -> None:
         data["parts"].append(part)

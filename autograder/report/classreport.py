@@ -20,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from html import escape
 
+from autograder.judge.checks import max_score
 from autograder.report.pages import templates
 
 NOT_LOADED = ("unreadable", "not graded")
@@ -131,16 +132,17 @@ def class_report(assignment, rows: list[tuple[str, dict]]) -> str:
     """The page, for the assignment and its (id, results.json) rows."""
     problems = [p.name for p in assignment.problems]
     data = summarize(problems, rows)
-    maxima = {p.name: p.max_score for p in assignment.problems}
+    total = max_score(assignment)
+    maxima = {p.name: max_score(p) for p in assignment.problems}
     totals = data["totals"]
     charts = {p: bars_svg(counts, f"submissions per score in {p} (out of {maxima[p]:g})")
               for p, counts in data["problems"].items()}
     embedded = (json.dumps(data, sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e")
                 .replace("&", "\\u0026"))
     return templates().get_template("class_report.html.j2").render(
-        assignment=assignment.name, max_score=assignment.max_score, data=data, maxima=maxima,
+        assignment=assignment.name, max_score=total, data=data, maxima=maxima,
         mean=sum(totals) / len(totals) if totals else 0.0,
-        full=sum(1 for t in totals if t >= assignment.max_score),
-        total_chart=bars_svg(_histogram(totals, assignment.max_score),
-                             f"submissions per total score (out of {assignment.max_score:g})"),
+        full=sum(1 for t in totals if t >= total),
+        total_chart=bars_svg(_histogram(totals, total),
+                             f"submissions per total score (out of {total:g})"),
         charts=charts, embedded=embedded)

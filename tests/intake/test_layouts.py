@@ -16,11 +16,12 @@ import pytest
 from autograder.course import find_assignment
 from autograder.intake.layouts import uploads
 from autograder.intake.loader import load
+from autograder.judge.checks import max_score
 from tests.conftest import EXAMPLES, autograder, notebook
 
 ALICE, BOB = (EXAMPLES / "alice.py").read_text(), (EXAMPLES / "bob.py").read_text()
 LESSON = ("02-custom-functions", "custom-functions")
-FULL = find_assignment("custom-functions").max_score
+FULL = max_score(find_assignment("custom-functions"))
 PROBLEMS = tuple(p.lookup for p in find_assignment("custom-functions").problems)
 IMPORTS = "from helpers import KillHead, MyReLU, Exp, LinearFunction\n"
 METADATA = """\
