@@ -210,7 +210,7 @@ def check_paths(args) -> None:
 
 
 def cmd_list(args) -> int:
-    from autograder.judge.checks import max_score
+    from autograder.judge.checks import ALL, max_score
     registry = load_extras(args.extra)
     for assignment in registry.from_outside():
         validated(assignment, registry.origins)
@@ -218,6 +218,9 @@ def cmd_list(args) -> int:
         print(json.dumps([{"name": a.name, "problems": [p.name for p in a.problems],
                            "max_score": max_score(a)} for a in registry.assignments.values()], indent=2))
         return 0
+    print("The checks, with their points (unless a problem sets its own) and what each asks:")
+    for c in ALL:
+        print(f"  {c.name:<22} {c.points:>3g}  {c.question}")
     for a in registry.assignments.values():
         print(f"{a.name}  (lesson {a.lesson}, {max_score(a):g} points)")
         for p in a.problems:
