@@ -43,7 +43,7 @@ class UsageError(ValueError):
     """A mistake in how the grader was called: reported as one paragraph, exit status 2."""
 
 
-class Batch(list):
+class BatchResult(list):
     """What grade() returns: a Graded record per submission, and what the instructor should be told."""
 
     def __init__(self):
@@ -212,7 +212,7 @@ def _written(out: Path, assignment: Assignment, sub: Submission, graded: Graded,
 
 def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = False,
           workers: int | None = None, limits: Limits | None = None, seed: int = config.SEED,
-          progress: bool = True, server: Server | None = None, extras: list[Path] = ()) -> Batch:
+          progress: bool = True, server: Server | None = None, extras: list[Path] = ()) -> BatchResult:
     """Grades every submission found in paths and writes the result files under out: results.json and
     feedback.html per submission, grades.csv and report.html for the class."""
     prepare_out(out)
@@ -243,12 +243,12 @@ def describe_plan(total: int, reasons: list[str], force: bool) -> str:
 
 
 def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: Path, force: bool,
-           progress: bool, key: Key) -> Batch:
+           progress: bool, key: Key) -> BatchResult:
     warnings: list[str] = []
     subs = load(paths, (assignment.lesson, assignment.name), warnings,
                 tuple(p.lookup for p in assignment.problems))
     rows: dict[str, dict] = {}
-    batch = Batch()
+    batch = BatchResult()
     todo, reasons = [], {}
     for sub in subs:
         previous, why = (None, "--force") if force else already_graded(out, key, sub)
@@ -287,7 +287,7 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
                          f"submission graded so far is saved: free some space and run the same command "
                          f"again.") from None
     batch.report = _class_report(out, assignment, ordered)
-    batch.unreadable = [f"{s.id} ({s.where}: {s.error})" for s in subs if s.unreadable]
+    batch.unreadable = [f"{s.id} ({s.found_at}: {s.error})" for s in subs if s.unreadable]
     batch.warnings = warnings
     order = {s.id: i for i, s in enumerate(subs)}
     batch.sort(key=lambda g: order[g.submission])

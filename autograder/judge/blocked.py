@@ -24,31 +24,31 @@ def blocked(view: Judging, case: CaseView, part: str) -> Blocked | None:
     m, name = case.measured, view.lookup
     if "error" in m:
         said, details = error_cause(m["error"], view, case)
-        return Blocked("forward", case.where + said, details, f"forward raises {m['error'].get('type')}")
+        return Blocked("forward", case.intro + said, details, f"forward raises {m['error'].get('type')}")
     out = m.get("output", {})
     if out.get("type") != "Tensor":
         hint = ""
         if view.problem.kind == "callable" and view.problem.all_outputs:
             hint = (f" (call {view.problem.all_outputs}.apply(x)[0]: the wrapper returns only the first "
                     f"output)")
-        return Blocked("forward", case.where + f"{name} returned a {out.get('type')}, not a "
+        return Blocked("forward", case.intro + f"{name} returned a {out.get('type')}, not a "
                                                f"Tensor{hint}.",
                        short=f"{name} returns a {out.get('type')}, not a Tensor")
     if part == "forward":
         return None
     shape, right = out.get("shape"), case.ref["output"]["shape"]
     if shape != right:
-        return Blocked("forward", case.where + f"forward returned shape {shape} but the right output has "
+        return Blocked("forward", case.intro + f"forward returned shape {shape} but the right output has "
                                                f"shape {right}.",
                        short=f"forward returns shape {shape} instead of {right}")
     if "backward_error" in m:
         said, details = error_cause(m["backward_error"], view, case)
         owner = "backward returns" if _validation_error(m["backward_error"]) else "gradient"
-        where = m["backward_error"].get("where", "backward")
-        return Blocked(owner, case.where + said, details,
+        where = m["backward_error"].get("raised_in", "backward")
+        return Blocked(owner, case.intro + said, details,
                        f"{where} raises {m['backward_error'].get('type')}")
     if not out.get("has_grad_fn"):
-        return Blocked("gradient", case.where + f"{name}'s output has no grad_fn, so no gradient can "
+        return Blocked("gradient", case.intro + f"{name}'s output has no grad_fn, so no gradient can "
                                                 f"flow back through it (forward computed it outside "
                                                 f"autograd's view, or returned a tensor made with "
                                                 f".detach() or torch.no_grad()).",

@@ -26,7 +26,7 @@ class CaseView:
     """One case: the inputs, what was measured, the reference's answers, and whether it can be judged."""
 
     index: int
-    where: str
+    intro: str  # the case in the learner's words, opening a sentence: "With input of shape (3, 5): "
     encoded: list[Any]
     measured: dict
     ref: dict

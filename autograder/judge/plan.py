@@ -8,11 +8,11 @@ from typing import Any
 
 from autograder.judge.checks import spec_of
 from autograder.measure import projections
-from autograder.measure.probe import explain, measure
+from autograder.measure.probe import measure, measure_in_full
 from autograder.measure.projections import directions_of
 
 
-def explain_plan(problem, data: dict, expected: list[dict] | None, seed: int = 0) -> dict | None:
+def plan_in_full(problem, data: dict, expected: list[dict] | None, seed: int = 0) -> dict | None:
     """Which cases to measure in full, from a first measurement and the reference's vector-Jacobian
     products (`expected`, from reference.expectations; None: explain every failure found without them). Pure
     arithmetic on plain data: the grader runs it, so reference answers never reach a worker. The judge
@@ -47,7 +47,7 @@ def _worth_explaining(case: dict, expect: dict | None, seed: int, index: int) ->
     return first, second_worth
 
 
-def with_explanation(measured: dict, found: dict | None) -> dict:
+def with_measured_in_full(measured: dict, found: dict | None) -> dict:
     """The measurement with the failures measured in full merged in (both untrusted: anything malformed
     is left out, and the judge works from the projections alone)."""
     data = dict(measured)
@@ -72,6 +72,6 @@ def probe(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int = 
     notebook's own, and the instructor's own answers (validate.py)."""
     spec = spec_of(problem)
     data = measure(spec, namespace, encoded_cases, seed)
-    plan = explain_plan(problem, data, expected, seed)
-    found = explain(spec, namespace, encoded_cases, seed, data, plan) if plan else None
-    return with_explanation(data, found)
+    plan = plan_in_full(problem, data, expected, seed)
+    found = measure_in_full(spec, namespace, encoded_cases, seed, data, plan) if plan else None
+    return with_measured_in_full(data, found)

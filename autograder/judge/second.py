@@ -27,10 +27,10 @@ def judge_gradgradcheck(view: Judging) -> Finding | None:
     for case in view.cases:
         second = case.measured.get("second")
         if not isinstance(second, dict):
-            return fail(case.where + "no second derivatives were measured.")
+            return fail(case.intro + "no second derivatives were measured.")
         if "error" in second:
             text, details = error_cause(second["error"], view, case)
-            return fail(case.where + text, details or says, graph_figures(view))
+            return fail(case.intro + text, details or says, graph_figures(view))
         d = case.directions
         inputs = [len(u) for u in d.ux]
         second = dict(second, hvp=lists(second["hvp"], inputs + [len(d.v)]),
@@ -38,7 +38,7 @@ def judge_gradgradcheck(view: Judging) -> Finding | None:
         if not second.get("has_history") or projections.blind(second, d):
             also = (" The cause is told under companion used, with the graph."
                     if "companion used" in view.failed else "")
-            return fail(case.where + blind_cause(view, bool(second.get("has_history"))) + also, says,
+            return fail(case.intro + blind_cause(view, bool(second.get("has_history"))) + also, says,
                         graph_figures(view))
         said, figures = None, []
         if "analytical" in second and "numerical" in second:
@@ -60,7 +60,7 @@ def judge_gradgradcheck(view: Judging) -> Finding | None:
             if _float32_backward(view, case):
                 said += (" Your backward computes in float32 (see the note under gradient), and finite "
                          "differences of a float32 backward are too rough: compute in float64.")
-            return fail(case.where + said, says, figures + graph_figures(view))
+            return fail(case.intro + said, says, figures + graph_figures(view))
     return None
 
 

@@ -167,7 +167,7 @@ def _blocked_finding(view: Judging, check, shown: set[str]) -> Finding | None:
             details = blocked.details if blocked.details not in shown else ""
             shown.add(blocked.details)
             return fail(blocked.message, details)
-        return fail(f"Not graded: {case.where[0].lower() + case.where[1:-2]}, {blocked.short} (see "
+        return fail(f"Not graded: {case.intro[0].lower() + case.intro[1:-2]}, {blocked.short} (see "
                     f"{blocked.owner}).")
     return None
 

@@ -55,7 +55,7 @@ class CaseData(TypedDict, total=False):
     subsets: list[Any]  # with some inputs needing no gradient
     extra_outputs: Any
     second: dict[str, Any]  # second derivatives (second.py)
-    jacobian: list[Any]  # whole Jacobians, where the grader asked for them (explain.py)
+    jacobian: list[Any]  # whole Jacobians, where the grader asked for them (in_full.py)
     numerical: list[Any]
 
 

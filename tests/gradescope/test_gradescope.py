@@ -138,7 +138,7 @@ def test_archive_holds_what_gradescope_needs(archive):
         assert script in names and modes[script] & 0o111, script
     assert {"requirements.txt", "autograder/__init__.py", "autograder/gradescope/__init__.py",
             "autograder/sandbox/pool.py", "autograder/course/assignments/custom_functions.py",
-            "autograder/report/templates/report.html.j2"} <= set(names)
+            "autograder/report/templates/checks_table.html.j2"} <= set(names)
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc") or n.startswith("/")]
     assert settings["assignment"] == "custom-functions"
     assert settings["extra"] == ["extra/1-hidden_tests_example.py"] and settings["extra"][0] in names

@@ -348,4 +348,4 @@ def test_an_unreadable_file_is_named_without_the_instructors_path(tmp_path, monk
     monkeypatch.setattr(files.os, "open", denied)
     (sub,) = load([folder])
     assert sub.unreadable and sub.error == "hw.ipynb could not be read (Permission denied)."
-    assert str(tmp_path) in sub.where  # for the instructor's list only
+    assert str(tmp_path) in sub.found_at  # for the instructor's list only
