@@ -204,14 +204,12 @@ class _Walker:
         if choice.chosen is None:
             first = paths[0].name
             return Found(Path(first).stem, error=choice.error, identity=identity, found_at=where + first)
-        # the latest upload of each module last, so that it is kept
-        modules = {uploaded[p]: p for p in reversed(paths) if p != choice.chosen and p.suffix == ".py"}
+        chosen = choice.chosen  # the latest upload of each module last, so that it is kept:
+        modules = {uploaded[p]: p for p in reversed(paths) if p != chosen and p.suffix == ".py"}
         for p in choice.ignored:
-            if uploaded[p] == uploaded[choice.chosen] and again[p] < again[choice.chosen]:
-                choice.ignored[p] = (f"not graded: an earlier upload of {uploaded[p]} ({choice.chosen.name} "
-                                     f"is later)")
-        return Found(choice.chosen.stem, choice.chosen, modules, identity,
-                     found_at=where + choice.chosen.name,
+            if uploaded[p] == uploaded[chosen] and again[p] < again[chosen]:
+                choice.ignored[p] = f"not graded: an earlier upload of {uploaded[p]} ({chosen.name} is later)"
+        return Found(chosen.stem, chosen, modules, identity, found_at=where + chosen.name,
                      ignored=[f"{p.name}: {why}" for p, why in choice.ignored.items()])
 
     def zip_in_folder(self, path: Path, where: str) -> None:
@@ -326,9 +324,10 @@ class _Walker:
             inside = where + f"{student}/"
             if assignment not in assignments:
                 handed = ", ".join(sorted(assignments)) or "nothing"
-                self.discovery.found.append(Found(student, where=inside, identity={"name": student}, error=(
+                missing = Found(student, found_at=inside, identity={"name": student}, error=(
                     f"No {assignment} folder was found among your submissions (you handed in: {handed}), "
-                    f"so there was nothing to grade for this assignment.")))
+                    f"so there was nothing to grade for this assignment."))
+                self.discovery.found.append(missing)
                 continue
             identity = {"name": student, "nbgrader_assignment": assignment}
             identity.update(timestamp(assignments[assignment]))
