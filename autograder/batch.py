@@ -286,7 +286,8 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
         raise UsageError(f"Could not write {out / 'grades.csv'} ({error.strerror or error}). Every "
                          f"submission graded so far is saved: free some space and run the same command "
                          f"again.") from None
-    batch.report = _class_report(out, assignment, ordered)
+    codes = {s.id: [*s.cells, *s.modules.values()] for s in subs if s.id in rows and not s.error}
+    batch.report = _class_report(out, assignment, ordered, codes)
     batch.unreadable = [f"{s.id} ({s.found_at}: {s.error})" for s in subs if s.unreadable]
     batch.warnings = warnings
     order = {s.id: i for i, s in enumerate(subs)}
@@ -294,11 +295,29 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
     return batch
 
 
-def _class_report(out: Path, assignment: Assignment, ordered: list[tuple[str, dict]]) -> Path | None:
+def starter_notebooks(assignment: Assignment) -> list[Path]:
+    """The lesson's notebooks every student could start from, where the grader runs from the course's
+    repository: its student version (course/) and its published answers (solutions/, on the site)."""
+    root = Path(autograder.__file__).resolve().parent.parent
+    paths = [root / folder / f"{assignment.lesson}.ipynb" for folder in ("course", "solutions")]
+    return [path for path in paths if path.is_file()]
+
+
+def _class_report(out: Path, assignment: Assignment, ordered: list[tuple[str, dict]],
+                  codes: dict[str, list[str]]) -> Path | None:
+    from autograder.intake.loader import read_cells
     from autograder.report.classreport import class_report
 
+    starter, names = [], []
+    for notebook in starter_notebooks(assignment):
+        try:
+            starter += read_cells(notebook)
+        except (ValueError, OSError):
+            continue
+        names.append(f"{notebook.parent.name}/{notebook.name}")
+    name = " and ".join(names)
     try:
-        write_atomic(out / "report.html", class_report(assignment, ordered))
+        write_atomic(out / "report.html", class_report(assignment, ordered, codes, starter, name))
     except OSError as error:
         say(f"could not write {out / 'report.html'} ({error.strerror or error}); the grades are written.")
         return None

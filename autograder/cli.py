@@ -4,6 +4,7 @@
     python -m autograder grade --assignment NAME --out DIR SUBMISSION... [--canvas FILE.csv [--roster R.csv]]
     python -m autograder gradescope --assignment NAME --out FILE.zip     (a Gradescope autograder archive)
     python -m autograder export --graded DIR --canvas FILE.csv [--roster R.csv] [--policy best|latest]
+    python -m autograder release --graded DIR --to RELEASE_DIR [--format folders|zip|canvas] [--name-by ...]
 
 Every command but export takes `--extra FILE.py` (repeatable): an instructor's private file that hides
 problems or checks and adds problems or assignments (docs/authoring.md, docs/instructors.md). An
@@ -105,6 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out-of", type=float, metavar="POINTS",
                         help="scale scores to this many points (default: the autograder's points)")
     _policy_option(export)
+
+    from autograder.report.release import add_arguments
+
+    _policy_option(add_arguments(commands.add_parser(
+        "release", help="put each student's feedback page where an LMS or a mail merge takes it")))
     return parser
 
 
@@ -319,6 +325,17 @@ def cmd_export(args) -> int:
                          args.policy)
 
 
+def cmd_release(args) -> int:
+    from autograder.report.release import ExportError, describe, release
+
+    try:
+        print(shown(describe(release(args.graded, args.to, args.format, args.name_by, args.policy), args.to,
+                             args.format)))
+    except ExportError as error:
+        fail(str(error))
+    return 0
+
+
 def cmd_gradescope(args) -> int:
     from autograder.gradescope.build import build
     from autograder.gradescope.settings import Settings
@@ -371,7 +388,8 @@ INTERRUPTED = ["Stopped."]  # what Ctrl-C says: grade sets how to resume
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    commands = {"list": cmd_list, "grade": cmd_grade, "gradescope": cmd_gradescope, "export": cmd_export}
+    commands = {"list": cmd_list, "grade": cmd_grade, "gradescope": cmd_gradescope, "export": cmd_export,
+                "release": cmd_release}
     try:
         return commands[args.command](args)
     except KeyboardInterrupt:

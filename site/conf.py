@@ -10,7 +10,7 @@ from pathlib import Path
 
 from autograder import RELEASE, REPOSITORY
 
-sys.path.insert(0, str(Path(__file__).parent / "_ext"))  # course_html: the site's own toggles and alt text
+sys.path.insert(0, str(Path(__file__).parent / "_ext"))  # course_html (toggles, alt text), api_links
 
 # The course's public repository and release are named in one place, autograder/__init__.py: the Binder
 # and Colab launch links open the student notebooks of that release, whose first cell installs the
@@ -25,7 +25,7 @@ author = "the autograd-course authors"
 copyright = "the autograd-course authors"
 html_title = "Custom autograd Functions"
 
-extensions = ["myst_nb", "sphinx_copybutton", "course_html"]
+extensions = ["myst_nb", "sphinx_copybutton", "course_html", "api_links"]
 exclude_patterns = ["_build", "_ext/*", "_student/*", "_generated/*", "**.ipynb_checkpoints", "jupyter_execute"]
 
 # The notebooks are shown with the outputs committed in solutions/: nothing is executed here, so the site

@@ -8,11 +8,13 @@ that this module is imported once, whichever test imports it.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "custom-functions"  # alice.py right, bob.py wrong, carol and erin notebooks
@@ -20,6 +22,22 @@ ALICE = EXAMPLES / "alice.py"
 HIDDEN_TESTS = ROOT / "docs" / "hidden_tests_example.py"  # the documented instructor's file (--extra)
 # The fields Gradescope reads in a results.json (both the local batch's and run_autograder's follow them).
 GRADESCOPE_SCHEMA = json.loads((ROOT / "tests" / "gradescope" / "results.schema.json").read_text())
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium driven by Playwright (tests marked `browser`: the site, report.html)."""
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.fail("Chromium is not installed: run `make setup-browser` (it installs Debian's chromium).")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
 
 
 def autograder(*args, check: bool = True, cwd: Path = ROOT, timeout: float = 900,

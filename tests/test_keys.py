@@ -240,6 +240,18 @@ def test_report_ranks_causes_and_lists_what_could_not_be_graded(reported):
     assert "http" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
 
 
+@pytest.mark.slow
+def test_report_tables_every_student_and_lists_the_copies_it_graded(reported):
+    """Does the batch give the report each submission's code: a row per student in grades.csv's order, and
+    bob2 (a copy of bob) and slow (alice with a cell added) listed beside what they copy?"""
+    data = report_data(reported)
+    graded = [row["submission"] for row in csv.DictReader((reported / "grades.csv").open())]
+    assert [s["id"] for s in data["students"]] == graded
+    pairs = {frozenset((p["a"], p["b"])): p for p in data["similar"]}
+    assert pairs[frozenset(("bob", "bob2"))]["similarity"] == 1.0
+    assert frozenset(("alice", "slow")) in pairs and not any("erin" in pair for pair in pairs)
+
+
 # -- interrupted ---------------------------------------------------------------------------------------------
 
 @pytest.mark.slow

@@ -404,35 +404,11 @@ def test_code_dynamo_cannot_read_is_a_graph_break_that_still_trains():
     assert "gradient: tensor([2.0000, 2.5068]) | 2 cos(x) exp(sin x): tensor([2.0000, 2.5068])" in out
 
 
-def test_a_registered_backward_is_traced_under_compile():
-    """A NumPy backward given to register_autograd works eagerly and fails when compiled."""
-    outcome = claim(L7, "l7-compile-numpy-backward")
-    assert "eager gradient: tensor([2., 4.])" in outcome.stdout
-    assert ".numpy() is not supported for tensor subclasses" in str(outcome.error)
-
-
 def test_custom_op_results_may_not_alias_inputs_unless_the_schema_says_so():
     """custom_op refuses an input returned as is; a schema with an alias annotation allows a view."""
     out = claim(L7, "l7-custom-op-alias").stdout
     assert "custom_op: The output of this custom operator (1) must not also be an input" in out
     assert "first_row shares x's memory: True" in out and "'test_schema': 'SUCCESS'" in out
-
-
-def test_autocast_needs_custom_fwd_and_custom_bwd():
-    """Under autocast, a backward without custom_bwd called after the region runs with autocast off and
-    meets bfloat16 against float32; called inside the region, it runs with autocast on; with the
-    decorators it runs under forward's state; with cast_inputs, in float32; and the decorators need
-    forward(ctx, ...)."""
-    outcome = claim(L7, "l7-amp")
-    assert "expected m1 and m2 to have the same dtype" in str(outcome.error)
-    assert "backward: autocast on: False | grad_output: torch.bfloat16" in outcome.stdout
-    inside = "backward: autocast on: True | grad_output: torch.bfloat16\na.grad: torch.float32"
-    assert inside in outcome.stdout
-    assert "AutocastMatMul: out torch.bfloat16\nbackward: autocast on: True" in outcome.stdout
-    assert ("Float32MatMul: out torch.float32\nbackward: autocast on: False | grad_output: torch.float32"
-            in outcome.stdout)
-    assert ("AttributeError: 'SplitMatMulBackward' object has no attribute '_fwd_used_autocast'"
-            in outcome.stdout)
 
 
 def test_checkpoint_cannot_free_a_tensor_kept_on_ctx():
@@ -453,3 +429,32 @@ def test_reentrant_checkpoint_uses_no_hooks_and_a_missing_argument_warns():
     assert "use_reentrant=True, attribute        : 2 * X still in memory after forward: False" in out
     assert ("without use_reentrant: torch.utils.checkpoint: the use_reentrant parameter should be passed "
             "explicitly") in out
+
+
+# -- Lesson 8: custom Functions under torch.compile and mixed precision ------------------------------
+
+L8 = "08-compile-and-mixed-precision"
+
+
+def test_a_registered_backward_is_traced_under_compile():
+    """A NumPy backward given to register_autograd works eagerly and fails when compiled."""
+    outcome = claim(L8, "l8-compile-numpy-backward")
+    assert "eager gradient: tensor([2., 4.])" in outcome.stdout
+    assert ".numpy() is not supported for tensor subclasses" in str(outcome.error)
+
+
+def test_autocast_needs_custom_fwd_and_custom_bwd():
+    """Under autocast, a backward without custom_bwd called after the region runs with autocast off and
+    meets bfloat16 against float32; called inside the region, it runs with autocast on; with the
+    decorators it runs under forward's state; with cast_inputs, in float32; and the decorators need
+    forward(ctx, ...)."""
+    outcome = claim(L8, "l8-amp")
+    assert "expected m1 and m2 to have the same dtype" in str(outcome.error)
+    assert "backward: autocast on: False | grad_output: torch.bfloat16" in outcome.stdout
+    inside = "backward: autocast on: True | grad_output: torch.bfloat16\na.grad: torch.float32"
+    assert inside in outcome.stdout
+    assert "AutocastMatMul: out torch.bfloat16\nbackward: autocast on: True" in outcome.stdout
+    assert ("Float32MatMul: out torch.float32\nbackward: autocast on: False | grad_output: torch.float32"
+            in outcome.stdout)
+    assert ("AttributeError: 'SplitMatMulBackward' object has no attribute '_fwd_used_autocast'"
+            in outcome.stdout)

@@ -791,3 +791,102 @@ class Swish(Function):
 '''
 SWISH_RIGHT = SWISH.replace("        x, s = ctx.saved_tensors\n",
                             "        x, _ = ctx.saved_tensors\n        s = torch.sigmoid(x)\n")
+
+
+# -- Lesson 6's batch norm (the tutorial's: unbiased sigma, eps outside the square root) ------------------
+
+BATCHNORM = '''
+from torch.autograd.function import once_differentiable
+
+
+def unsqueeze_all(t):
+    return t[None, :, None, None]
+
+
+def batch_norm_backward(grad_out, X, mean, sqrt_var, eps):
+    N = X.numel() // X.size(1)
+    denom = unsqueeze_all(sqrt_var + eps)
+    centred = X - unsqueeze_all(mean)
+    g_mean = unsqueeze_all(grad_out.mean(dim=(0, 2, 3)))
+    grad_sqrt_var = -(grad_out * centred).sum(dim=(0, 2, 3)) / (sqrt_var + eps) ** 2
+    return {backward}
+
+
+class BatchNorm(Function):
+    @staticmethod
+    def forward(ctx, X, eps=1e-3):
+        mean = X.mean(dim=(0, 2, 3))
+        sqrt_var = {sqrt_var}
+        ctx.save_for_backward(X, mean, sqrt_var)
+        ctx.eps = eps
+        return (X - unsqueeze_all(mean)) / {denominator}
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_out):
+        X, mean, sqrt_var = ctx.saved_tensors
+        return batch_norm_backward(grad_out, X, mean, sqrt_var, ctx.eps), None
+'''
+BN_STD = "X.var(dim=(0, 2, 3), unbiased=True).sqrt()"
+BN_DENOMINATOR = "unsqueeze_all(sqrt_var + eps)"
+BN_SIGMA_PATH = "centred * unsqueeze_all(grad_sqrt_var / ((N - 1) * sqrt_var))"
+BN_GRAD = "(grad_out - g_mean) / denom + " + BN_SIGMA_PATH
+
+
+def batch_norm(backward=BN_GRAD, sqrt_var=BN_STD, denominator=BN_DENOMINATOR):
+    return BATCHNORM.format(backward=backward, sqrt_var=sqrt_var, denominator=denominator)
+
+
+# The statistics with keepdim=True over {dims}, without unsqueeze_all; backward in the same style.
+BATCHNORM_KEEPDIM = '''
+class BatchNorm(Function):
+    @staticmethod
+    def forward(ctx, X, eps=1e-3):
+        var, mean = torch.var_mean(X, dim={dims}, correction=1, keepdim=True)
+        std = var.sqrt()
+        ctx.save_for_backward(X, mean, std)
+        ctx.eps = eps
+        return (X - mean) / (std + eps)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        X, mean, std = ctx.saved_tensors
+        dims, n = {dims}, X.numel() // X.size(1)
+        centred, denom = X - mean, std + ctx.eps
+        # through the variance: dL/dvar = dL/dstd / (2 std), dvar/dX = 2 (X - mean) / (n - 1)
+        grad_var = -(grad_out * centred).sum(dims, keepdim=True) / denom ** 2 / (2 * std)
+        return (grad_out - grad_out.mean(dims, keepdim=True)) / denom + grad_var * 2 * centred / (n - 1), None
+'''
+
+CASES += [
+    ("BatchNorm", batch_norm(backward="grad_out / denom + " + BN_SIGMA_PATH), "gradient",
+     "the path through the mean is left out"),
+    ("BatchNorm", batch_norm(backward="(grad_out - g_mean) / denom"), "gradient",
+     "the path through the standard deviation is left out"),
+    ("BatchNorm", batch_norm(backward="grad_out / denom"), "gradient",
+     "both the path through the mean and the one through the standard deviation are left out"),
+    ("BatchNorm", batch_norm(backward=BN_GRAD.replace("(N - 1)", "N")), "gradient",
+     "the derivative of sigma divides by N"),
+    ("BatchNorm", batch_norm(sqrt_var="X.var(dim=(0, 2, 3), unbiased=False).sqrt()"), "forward",
+     "the variance is the biased one, dividing by N"),
+    ("BatchNorm", batch_norm(denominator="unsqueeze_all((sqrt_var ** 2 + eps).sqrt())"), "forward",
+     "eps is added inside the square root"),
+    # the standard batch norm's backward (eps inside the square root) on this lesson's forward
+    ("BatchNorm", batch_norm(backward="(grad_out - g_mean) * unsqueeze_all((sqrt_var ** 2 + eps).rsqrt()) - "
+                                      "centred * unsqueeze_all((sqrt_var ** 2 + eps).rsqrt() ** 3 * "
+                                      "(grad_out * centred).sum(dim=(0, 2, 3)) / (N - 1))"),
+     "gradient", "the derivative taken is that of the batch norm with eps inside"),
+    ("BatchNorm", BATCHNORM_KEEPDIM.format(dims="(2, 3)"), "forward",
+     "the statistics are taken over each image's pixels, dim=(2, 3)"),
+    ("BatchNorm", BATCHNORM_KEEPDIM.format(dims="(0, 1, 2, 3)"), "forward",
+     "the statistics are taken over every entry at once"),
+]
+
+RIGHT += [
+    ("BatchNorm", batch_norm()),
+    # keepdim statistics from torch.var_mean, no decorator, the sigma path through the variance
+    ("BatchNorm", BATCHNORM_KEEPDIM.format(dims="(0, 2, 3)")),
+    # sigma from the sum of squares, written out
+    ("BatchNorm", batch_norm(sqrt_var="((X - unsqueeze_all(mean)) ** 2).sum(dim=(0, 2, 3)).div("
+                                      "X.numel() // X.size(1) - 1).sqrt()")),
+]

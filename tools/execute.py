@@ -14,11 +14,28 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 
+def merged_streams(outputs: list) -> list:
+    """Consecutive writes to the same stream as one output: how the kernel split them depends on the
+    machine's load, and would otherwise change the committed notebook from one run to the next."""
+    merged = []
+    for output in outputs:
+        previous = merged[-1] if merged else None
+        if (previous is not None and output.output_type == previous.output_type == "stream"
+                and output.name == previous.name):
+            previous.text += output.text
+        else:
+            merged.append(output)
+    return merged
+
+
 def execute(path: Path, timeout: int = 600) -> None:
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute()
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = merged_streams(cell.outputs)
     nbformat.write(nb, path)
 
 

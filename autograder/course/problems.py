@@ -103,11 +103,15 @@ class Term:
 
 @dataclass(frozen=True)
 class Mistake:
-    """A wrong forward learners write, as a function of the same arguments as the reference, and its
-    cause in one sentence: an output equal to `forward`'s is told with `text` (see Problem.mistakes)."""
+    """A mistake learners make, and its cause in one sentence, `text` (see Problem.mistakes). Either a
+    wrong `forward`, a function of the same arguments as the reference (an output equal to its is told
+    with `text`), or a wrong backward given as `backward`: a function with the reference's values whose
+    autograd gradient is the wrong one (a path of the derivative left out is that path detached), so that
+    a gradient equal to its is told with `text`."""
 
     text: str
-    forward: Callable[..., torch.Tensor]
+    forward: Callable[..., torch.Tensor] | None = None
+    backward: Callable[..., torch.Tensor] | None = None
 
 
 @dataclass(frozen=True)
@@ -136,8 +140,8 @@ class Problem:
     differentiate (Sinh's extra outputs). What the grader knows of the mathematics, to name a mistake's cause:
     `elementwise` (output entry i depends on input entry i only), `derivative` (in words), `kinks` (the
     derivatives the exercise allows where there is none), `terms` (the derivative as a sum of named terms,
-    so that a missing term or one of the wrong sign is named), `mistakes` (wrong forwards learners write,
-    so that an output equal to one is told by its cause)."""
+    so that a missing term or one of the wrong sign is named), `mistakes` (wrong forwards and backwards
+    learners write, so that an output or a gradient equal to one is told by its cause)."""
 
     name: str
     summary: str
@@ -161,7 +165,7 @@ class Problem:
     derivative: str = ""
     terms: tuple[Term, ...] = ()
     kinks: tuple[Kink, ...] = ()  # elementwise problems: the derivatives the exercise allows at a kink
-    mistakes: tuple[Mistake, ...] = ()  # wrong forwards learners write, each named when an output is its
+    mistakes: tuple[Mistake, ...] = ()  # wrong forwards and backwards learners write, each named when seen
     # Authoring (docs/authoring.md): (rtol, atol) against the reference (forward, gradient; default
     # projections.RTOL/ATOL), and against finite differences (gradcheck, gradgradcheck; default torch's);
     # checks left out (e.g. "gradcheck" for a straight-through estimator); a sentence of the

@@ -112,6 +112,12 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
                 f"the chain rule, the gradient with respect to {names[k]} is {g} carried back through "
                 f"forward ({g} times the derivative): multiply by {g}."), k
     what = f"The gradient with respect to {names[k]}"
+    try:
+        said = _known_mistake(view, case, s[k], k)
+    except (RuntimeError, TypeError, ValueError, IndexError):  # a cause is a bonus: never fail the judging
+        said = None
+    if said:
+        return f"{what} is what backward gives when {said}", k
     if view.problem.elementwise:
         try:
             said = _elementwise_cause(view, case, k, s[k], r[k], what)
@@ -127,6 +133,25 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
     if said and "differs from the right one everywhere" in said and view.problem.derivative:
         said += f" The derivative of {view.lookup} is {view.problem.derivative}."
     return said or f"{what} differs from the right one.", k
+
+
+def _known_mistake(view: Judging, case: CaseView, mine: torch.Tensor, k: int) -> str | None:
+    """The cause of a wrong gradient that is one of the problem's known mistakes (Mistake.backward: a
+    function whose autograd gradient is that mistake's), for the grad_output the learner's was given."""
+    wrong = [m for m in view.problem.mistakes if m.backward is not None]
+    if not wrong:
+        return None
+    decoded = decode_args(case.encoded)
+    args = [decoded[i].clone().requires_grad_() if differentiable(a) else decoded[i]
+            for i, a in enumerate(case.encoded)]
+    tensors = [a for a, e in zip(args, case.encoded) if differentiable(e)]
+    v = float64(case.directions.v).reshape(case.out_shape)
+    for mistake in wrong:
+        with torch.enable_grad():
+            grads = torch.autograd.grad(mistake.backward(*args, **case.kwargs), tensors, v, allow_unused=True)
+        if grads[k] is not None and _close(mine, grads[k].reshape(-1)):
+            return mistake.text
+    return None
 
 
 def _bracket(view: Judging) -> str:

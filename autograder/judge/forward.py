@@ -88,6 +88,8 @@ def _known_mistake(view: Judging, case, mine: list[float]) -> str | None:
     """The cause of a wrong output that is one of the problem's known mistakes (eps outside the square
     root), computed here on the case's inputs."""
     for mistake in view.problem.mistakes:
+        if mistake.forward is None:
+            continue
         with torch.no_grad():
             value = mistake.forward(*decode_args(case.encoded), **case.kwargs)
         if projections.all_close(mine, value.reshape(-1).tolist()):

@@ -1,11 +1,13 @@
 """report.html: what the class got wrong, for the instructor, written with every batch from the very
 results.json files the batch wrote (or kept), so that its counts are theirs.
 
-One self-contained page (styles and pictures inline, links only to the students' own feedback pages
-beside it): the distribution of the total and of each problem's score, how many passed each check,
-the causes found ranked by how many students hit them (each with links to those students' pages),
-the submissions that could not be read or ran out of time, and those where a file was left aside (a
-student's other notebooks) or a cell was skipped (it ended the worker or ran out of time).
+One self-contained page (styles, pictures and its small script inline, links only to the students' own
+feedback pages beside it): a table of the students (score, each problem's, links to their pages) that
+sorts by any column with a click or the keyboard, the distribution of the total and of each problem's
+score, how many passed each check, the causes found ranked by how many students hit them (each with
+links to those students' pages), the pairs of near-identical submissions (similar.py) as a hint of
+where to look, the submissions that could not be read or ran out of time, and those where a file was
+left aside (a student's other notebooks) or a cell was skipped (it ended the worker or ran out of time).
 
 A cause is a failed check's first sentence with the case and the numbers taken out ("The gradient with
 respect to x has the wrong sign."), so that students with the same mistake on different entries are
@@ -14,9 +16,11 @@ counted together; the judge's sentences say where and how, so the causes are as 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
 
@@ -37,6 +41,51 @@ def cause_of(output: str) -> str:
     return _NUMBER.sub("#", sentence)[:300]
 
 
+@dataclass(frozen=True)
+class Column:
+    """A column of the students' table: its header, and its value for one student's row of
+    summarize()["students"] (None where it has none). A column none of whose values is set is not shown."""
+
+    header: str
+    value: Callable[[dict], object]
+    numeric: bool = True
+
+
+def _extra(row: dict) -> dict:
+    return row["extra"]
+
+
+def _name(row: dict) -> str | None:
+    """Who handed it in, where the layout says and it is not the id already."""
+    identity = _extra(row).get("identity")
+    name = str(identity.get("name") or "") if isinstance(identity, dict) else ""
+    return name if name and name != row["id"] else None
+
+
+PROBLEMS = "each problem's score"  # where COLUMNS takes a column per problem
+
+# The students' table. A column that only some classes have (late work, adjustments) is one line here,
+# shown only where a result holds its value.
+COLUMNS = (
+    Column("student", lambda row: row["id"], numeric=False),
+    Column("name", _name, numeric=False),
+    Column("score", lambda row: row["score"]),
+    PROBLEMS,
+    # Column("late penalty", lambda row: _extra(row).get("late_penalty")),   # late work (issue 25, item 2)
+    # Column("adjusted", lambda row: _extra(row).get("adjustment")),        # adjustments (item 1)
+    Column("status", lambda row: None if row["status"] == "graded" else row["status"], numeric=False),
+)
+
+
+def student_table(problems: list[str], students: list[dict]) -> tuple[list[Column], list[list]]:
+    """The columns shown (COLUMNS, a column per problem at PROBLEMS) and each student's values, in the
+    batch's order."""
+    columns = [c for column in COLUMNS for c in ([Column(p, lambda row, p=p: row["problems"][p])
+                                                  for p in problems] if column == PROBLEMS else [column])]
+    columns = [c for c in columns if any(c.value(row) is not None for row in students)]
+    return columns, [[c.value(row) for c in columns] for row in students]
+
+
 @dataclass
 class Cause:
     problem: str
@@ -51,9 +100,9 @@ def summarize(problems: list[str], rows: list[tuple[str, dict]]) -> dict:
     totals, per_problem = [], {p: Counter() for p in problems}
     checks: dict[str, dict] = {}
     causes: dict[tuple[str, str], Cause] = {}
-    not_loaded, timed_out, not_isolated, chosen = [], [], [], []
+    not_loaded, timed_out, not_isolated, chosen, students = [], [], [], [], []
     for sid, result in rows:
-        extra = result.get("extra_data") or {}
+        extra = result.get("extra_data") if isinstance(result.get("extra_data"), dict) else {}
         if extra.get("isolation", "container") != "container":
             not_isolated.append(sid)
         status = extra.get("status", "graded")
@@ -81,6 +130,8 @@ def summarize(problems: list[str], rows: list[tuple[str, dict]]) -> dict:
                 cause.students.append(sid)
         for p in problems:
             per_problem[p][scores[p]] += 1
+        students.append({"id": sid, "score": result["score"], "status": status, "extra": extra,
+                         "problems": {p: scores[p] for p in problems}})
         if status in NOT_LOADED:
             not_loaded.append({"id": sid, "status": status, "why": str(extra.get("error", ""))})
         elif status == "timed out":
@@ -90,7 +141,7 @@ def summarize(problems: list[str], rows: list[tuple[str, dict]]) -> dict:
     return {"submissions": len(rows), "totals": totals,
             "problems": {p: {f"{k:g}": v for k, v in sorted(per_problem[p].items())} for p in problems},
             "checks": checks, "not_loaded": not_loaded, "timed_out": timed_out, "not_isolated": not_isolated,
-            "chosen": chosen,
+            "chosen": chosen, "students": students,
             "causes": [{"problem": c.problem, "cause": c.text, "checks": c.checks, "students": c.students,
                         "hidden": c.hidden} for c in ranked]}
 
@@ -128,16 +179,29 @@ def _histogram(totals: list[float], max_score: float) -> dict[str, int]:
     return {f"{max_score * b / 10:g}–{max_score * (b + 1) / 10:g}": bins.get(b, 0) for b in range(10)}
 
 
-def class_report(assignment, rows: list[tuple[str, dict]]) -> str:
-    """The page, for the assignment and its (id, results.json) rows."""
+def class_report(assignment, rows: list[tuple[str, dict]], codes: dict[str, list[str]] | None = None,
+                 starter: list[str] = (), starter_name: str = "") -> str:
+    """The page, for the assignment and its (id, results.json) rows; with codes (id -> the code cells
+    graded), the near-identical pairs among them, the cells of the notebooks every student could start
+    from (starter, named starter_name) left out."""
+    from autograder.report import similar
+
     problems = [p.name for p in assignment.problems]
     data = summarize(problems, rows)
+    columns, table = student_table(problems, data["students"])
+    failed = ""
+    try:
+        pairs = similar.near_identical(codes, starter) if codes else []
+    except Exception as error:  # noqa: BLE001 - code the comparison cannot read costs its section only
+        pairs, failed = [], type(error).__name__
+    data["similar"] = [dataclasses.asdict(p) for p in pairs]
     total = max_score(assignment)
     maxima = {p.name: max_score(p) for p in assignment.problems}
     totals = data["totals"]
     charts = {p: bars_svg(counts, f"submissions per score in {p} (out of {maxima[p]:g})")
               for p, counts in data["problems"].items()}
-    embedded = (json.dumps(data, sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e")
+    shown = {**data, "students": [{k: v for k, v in row.items() if k != "extra"} for row in data["students"]]}
+    embedded = (json.dumps(shown, sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e")
                 .replace("&", "\\u0026"))
     return templates().get_template("class_report.html.j2").render(
         assignment=assignment.name, max_score=total, data=data, maxima=maxima,
@@ -145,4 +209,6 @@ def class_report(assignment, rows: list[tuple[str, dict]]) -> str:
         full=sum(1 for t in totals if t >= total),
         total_chart=bars_svg(_histogram(totals, total),
                              f"submissions per total score (out of {total:g})"),
-        charts=charts, embedded=embedded)
+        charts=charts, embedded=embedded, columns=columns, table=table,
+        compared=0 if failed else len(codes or {}), failed=failed, pairs=pairs, groups=similar.groups(pairs),
+        starter=starter_name, similar=similar, common=similar.common_count(len(codes or {})))

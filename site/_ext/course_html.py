@@ -140,9 +140,11 @@ def describe_images(app, doctree, docname):
 def setup(app):
     from myst_nb.sphinx_ import HideCodeCellNode
 
-    # Sphinx re-reads every page when an "env" setting changes: this one changes with this file, so that
-    # an edit here reaches every page (the build otherwise re-reads only the pages whose source changed).
-    source_hash = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    # Sphinx re-reads every page when an "env" setting changes: this one changes with the site's extensions
+    # (this file, api_links.py), so that an edit there reaches every page (the build otherwise re-reads only
+    # the pages whose source changed).
+    source_hash = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(Path(__file__).parent.glob("*.py"))))
+    source_hash = source_hash.hexdigest()
     app.add_config_value("course_html_source", source_hash, "env")
     app.add_node(course_toggle, html=(visit_course_toggle, depart_course_toggle))
     app.add_directive("course-toggle", CourseToggle)

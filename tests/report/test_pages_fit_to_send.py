@@ -17,7 +17,7 @@ MISSING = "KillHead is not defined in the submission."
 
 
 def text(page: str) -> str:
-    page = re.sub(r"<style.*?</style>", "", page, flags=re.DOTALL)
+    page = re.sub(r"<(style|script)\b.*?</\1>", "", page, flags=re.DOTALL)
     return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)))
 
 

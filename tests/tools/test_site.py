@@ -15,7 +15,6 @@ import itertools
 import json
 import re
 import runpy
-import shutil
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -24,6 +23,7 @@ import nbformat
 import pytest
 
 from tests.conftest import ROOT
+from tests.test_machine_paths import found_in, machine_paths
 from tools import build_site
 from tools.site_notebook import CITED
 
@@ -33,12 +33,6 @@ SITE = ROOT / "build" / "site"
 SCREENSHOTS = ROOT / "build" / "site-screenshots"
 LESSONS = [path.stem for path in build_site.lessons(ROOT / "solutions")]
 PAGES = sorted(path.stem for path in (ROOT / "site").glob("*.md") if path.stem != "index")  # instructors, ...
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-# A path of the machine that executed a notebook: a home, work or temporary folder, a hidden folder of the
-# home (~/.pyenv), or installed packages.
-MACHINE_PATH = re.compile(r"(?<![\w.])/(?:home|Users|work|root|tmp)/[\w.-]+|(?<![\w.])~/\.[\w-]+"
-                          r"|site-packages|dist-packages")
 TIMEOUT_MS = 60_000  # generous: CI machines are small and MathJax typesets whole lessons
 
 
@@ -77,19 +71,6 @@ def base_url(site):
     yield f"http://127.0.0.1:{server.server_port}/"
     server.shutdown()
     server.server_close()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.fail("Chromium is not installed: run `make setup-browser` (it installs Debian's chromium).")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 def is_local(url: str) -> bool:
@@ -291,7 +272,7 @@ def test_lesson_links_its_student_notebook(page, site, name):
     offered = nbformat.reads(response.text(), as_version=4)
     student = nbformat.read(ROOT / "course" / f"{name}.ipynb", as_version=4)
     assert [c.source for c in offered.cells] == [c.source for c in student.cells], "not the student version"
-    assert not MACHINE_PATH.search(response.text()), "the download names a folder of the machine that ran it"
+    assert machine_paths(response.text()) == [], "the download names a folder of the machine that ran it"
 
     repository = urlsplit(build_site_config("REPOSITORY")).path.strip("/")
     branch = build_site_config("BRANCH")
@@ -312,13 +293,16 @@ def build_site_config(name: str):
 
 
 def test_no_page_or_download_names_a_folder_of_the_machine(site):
-    """Does no built page, and no notebook the site offers for download, hold a path of the machine that
-    executed the notebooks (a home or work folder, a virtual environment's site-packages)?"""
-    files = [*site.glob("*.html"), *site.glob("_downloads/*/*.ipynb"), *site.glob("_sources/**/*")]
+    """Does no built page, picture, search index or notebook the site offers for download hold a path of
+    the machine that built it or executed the notebooks (tests/test_machine_paths.py's patterns: a home,
+    work or temporary folder, a virtual environment's site-packages)? The theme's and MathJax's own
+    files (_static/) are left out."""
+    files = [path for path in site.rglob("*") if path.is_file() and "_static" not in path.parts
+             and path.suffix in (".html", ".ipynb", ".svg", ".js", ".txt", ".json", ".md")]
     assert any(path.suffix == ".ipynb" for path in files), "the site offers no notebook to download"
-    found = {path.relative_to(site).as_posix(): MACHINE_PATH.search(path.read_text(errors="replace")).group(0)
-             for path in files if path.is_file() and MACHINE_PATH.search(path.read_text(errors="replace"))}
-    assert found == {}
+    assert any(path.name == "searchindex.js" for path in files)
+    found = {path.relative_to(site).as_posix(): found_in(path) for path in files}
+    assert {name: paths for name, paths in found.items() if paths} == {}
 
 
 # One traceback's text: the learner's frames are notebook cells ("Cell In[4], line 16"); a frame in a file
@@ -495,7 +479,7 @@ SEARCHES = {  # a term a learner types, and the lesson whose section is about it
     "gradcheck": "04-gradcheck",
     "retain_graph": "01-autograd-basics",
     "save_for_backward": "02-custom-functions",
-    "torch.compile": "07-modern-functions",
+    "torch.compile": "08-compile-and-mixed-precision",
     "once_differentiable": "06-conv-bn-fusion",
 }
 
@@ -563,3 +547,43 @@ def test_every_formula_renders(page, site, name):
     (`\\frac`, `\\log`) or a pair of `$`? (Math that leaks into prose leaves its TeX behind as text.)"""
     tab = page.open(f"{name}.html")
     assert tab.evaluate(RAW_MATH_JS) == []
+
+
+SECTION_CODE_JS = """() => {
+  const top = document.querySelector('article section');
+  return [...top.querySelectorAll('code')]
+    .filter(c => !c.closest('h1, h2, h3, h4, h5, h6, pre, .cell_output, nav'))
+    .map(c => {
+      let section = c.closest('section');
+      while (section.parentElement.closest('section') !== top && section !== top) {
+        section = section.parentElement.closest('section');
+      }
+      const link = c.closest('a');
+      return [section.id, c.textContent, link ? link.href : null];
+    });
+}"""
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_api_names_link_to_their_documentation(page, site, name):
+    """In each section of a lesson, is the first mention of a PyTorch API of site/_ext/api_links.py's
+    table a link to its page on docs.pytorch.org, and is no heading a link?"""
+    from tests.tools.test_api_links import api_links
+
+    tab = page.open(f"{name}.html")
+    seen, expected, missing = set(), 0, []
+    for section, code, href in tab.evaluate(SECTION_CODE_JS):
+        target = api_links.url(api_links.api_name(code) or "")
+        if target is None:
+            assert href is None or not href.startswith(api_links.DOCS), f"{code!r} links to {href}"
+            continue
+        if href is not None and href != target:
+            continue  # inside another link (a cited tutorial's title): left as it is
+        if (section, target) not in seen:
+            seen.add((section, target))
+            expected += 1
+            if href != target:
+                missing.append(f"{section}: {code}")
+    assert expected, f"{name} names no API of the table"
+    assert missing == []
+    assert tab.locator("article :is(h1, h2, h3, h4) a.api-link").count() == 0

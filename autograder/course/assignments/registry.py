@@ -27,6 +27,7 @@ from pathlib import Path
 
 from autograder.course.assignments import (
     Assignment,
+    conv_bn_fusion,
     custom_functions,
     double_backward,
     gradcheck,
@@ -35,7 +36,8 @@ from autograder.course.assignments import (
 from autograder.course.problems import Problem
 
 ENTRY_POINTS = "autograder.assignments"  # a public contract: installed packages name their assignments here
-BUILTIN = tuple(m.ASSIGNMENT for m in (custom_functions, gradcheck, double_backward, modern_functions))
+BUILTIN = tuple(m.ASSIGNMENT for m in (custom_functions, gradcheck, double_backward, conv_bn_fusion,
+                                       modern_functions))
 
 
 class UnknownProblem(LookupError):
