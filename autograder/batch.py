@@ -21,6 +21,7 @@ from autograder import config
 from autograder.cells import SKIPPED
 from autograder.course.assignments import Assignment
 from autograder.intake.loader import Submission, load
+from autograder.judge.checks import max_score
 from autograder.keys import Key, make_key, points_lost, staleness
 from autograder.pipeline import Pipeline, Private, about, failed_everywhere
 from autograder.report.files import (
@@ -45,7 +46,7 @@ class UsageError(ValueError):
     """A mistake in how the grader was called: reported as one paragraph, exit status 2."""
 
 
-class Batch(list):
+class BatchResult(list):
     """What grade() returns: a Graded record per submission, and what the instructor should be told."""
 
     def __init__(self):
@@ -90,7 +91,7 @@ def previous_result(out: Path, sub: Submission) -> dict | None:
 def extra_data(assignment: Assignment, sub: Submission, key: Key | None, graded: Graded) -> dict:
     """What the grader keeps about a result besides the tests: the key, who handed it in, how it went."""
     data: dict = {"submission": sub.id, "file": sub.file, "sha256": sub.sha256, "assignment": assignment.name,
-                  "max_score": assignment.max_score}
+                  "max_score": max_score(assignment)}
     if key is not None:
         data["key"] = key.of(sub)
         data["isolation"] = key.isolation
@@ -119,8 +120,8 @@ def write_submission(out: Path, assignment: Assignment, sub: Submission, graded:
     results = graded.results
     folder = out / sub.id
     score = sum(r.score for r in results)
-    summary = f"{assignment.name}: {score:g}/{assignment.max_score:g}. Open feedback.html for the pictures."
-    result = results_json(results, summary, extra_data(assignment, sub, key, graded), assignment.max_score)
+    summary = f"{assignment.name}: {score:g}/{max_score(assignment):g}. Open feedback.html for the pictures."
+    result = results_json(results, summary, extra_data(assignment, sub, key, graded), max_score(assignment))
     write_atomic(folder / "feedback.html", feedback_page(sub.identity.get("name") or sub.id, assignment.name,
                                                          results, graded.cell_errors, graded.output,
                                                          about=about(sub)))
@@ -147,7 +148,7 @@ def _written(out: Path, assignment: Assignment, sub: Submission, graded: Graded,
                 f"fixed.")
             failed = failed_everywhere(assignment, "The grader failed while scoring this submission; "
                                                    "it is scored 0. Tell your instructor.")
-            return write_submission(out, assignment, sub, Graded(sub.id, 0.0, assignment.max_score, failed),
+            return write_submission(out, assignment, sub, Graded(sub.id, 0.0, max_score(assignment), failed),
                                     key)
         except Exception as error:  # noqa: BLE001 - a page that cannot be drawn costs its pictures only
             for r in graded.results:
@@ -164,7 +165,7 @@ def _written(out: Path, assignment: Assignment, sub: Submission, graded: Graded,
 def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = False,
           workers: int | None = None, limits: Limits | None = None, seed: int = config.SEED,
           progress: bool = True, server: Server | None = None, extras: list[Path] = (),
-          replace: bool = False) -> Batch:
+          replace: bool = False) -> BatchResult:
     """Grades every submission found in paths and writes the result files under out: results.json and
     feedback.html per submission, grades.csv and report.html for the class. Results already there that
     this run would grade again and lose points graded before stop it first (UsageError), unless replace."""
@@ -198,14 +199,14 @@ def describe_plan(total: int, reasons: list[str], force: bool) -> str:
 
 
 def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: Path, force: bool,
-           progress: bool, key: Key, rules: Rules | None = None, replace: bool = False) -> Batch:
-    from autograder.course.fingerprint import fingerprint
+           progress: bool, key: Key, rules: Rules | None = None, replace: bool = False) -> BatchResult:
+    from autograder.judge.fingerprint import fingerprint
 
     warnings: list[str] = []
     subs = load(paths, (assignment.lesson, assignment.name), warnings,
                 tuple(p.lookup for p in assignment.problems))
     rows: dict[str, dict] = {}
-    batch = Batch()
+    batch = BatchResult()
     todo, reasons, replaced = [], {}, []
     fingerprint_at = cache(lambda seed: fingerprint(assignment, seed))
     for sub in subs:
@@ -213,7 +214,7 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
         why = "--force" if force else staleness(previous, key.of(sub), fingerprint_at)
         if not why:
             rows[sub.id] = previous
-            batch.append(Graded(sub.id, previous["score"], assignment.max_score, skipped=True,
+            batch.append(Graded(sub.id, previous["score"], max_score(assignment), skipped=True,
                                 feedback=out / sub.id / "feedback.html"))
             continue
         if previous is not None:
@@ -245,7 +246,7 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
     ordered = [(s.id, rows[s.id]) for s in subs if s.id in rows]
     standings = _standings(out, assignment, ordered, rules)
     try:
-        text = grades_csv(ordered, [p.name for p in assignment.problems], assignment.max_score, standings)
+        text = grades_csv(ordered, [p.name for p in assignment.problems], max_score(assignment), standings)
         kept = write_grades(out, text, rules.text if rules else None)
     except OSError as error:
         raise UsageError(f"Could not write {out / 'grades.csv'} ({error.strerror or error}). Every "
@@ -262,7 +263,7 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
         g.standing = standings.get(g.submission)
     codes = {s.id: [*s.cells, *s.modules.values()] for s in subs if s.id in rows and not s.error}
     batch.report = _class_report(out, assignment, ordered, standings, codes)
-    batch.unreadable = [f"{s.id} ({s.where}: {s.error})" for s in subs if s.unreadable]
+    batch.unreadable = [f"{s.id} ({s.found_at}: {s.error})" for s in subs if s.unreadable]
     batch.warnings = warnings
     order = {s.id: i for i, s in enumerate(subs)}
     batch.sort(key=lambda g: order[g.submission])
@@ -282,7 +283,7 @@ def _standings(out: Path, assignment: Assignment, ordered: list[tuple[str, dict]
     the run before grades.csv is written (every result is saved)."""
     try:
         standings = compute_standings(rules, ordered, [p.name for p in assignment.problems],
-                                      assignment.max_score)
+                                      max_score(assignment))
     except RulesError as error:
         raise UsageError(f"{error} Every submission graded is saved: the next run grades nothing again "
                          f"and applies the file.") from None

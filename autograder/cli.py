@@ -150,7 +150,7 @@ def load_extras(paths: list[Path]):
 def validated(assignment, origins: dict, seed: int = config.SEED):
     """The assignment, once validate.py finds every problem gradable; else a usage error naming the
     problem and the cause."""
-    from autograder.course.validate import InvalidAssignment, validate
+    from autograder.judge.validate import InvalidAssignment, validate
 
     try:
         validate(assignment, seed, origins)
@@ -213,18 +213,23 @@ def check_paths(args) -> None:
 
 
 def cmd_list(args) -> int:
+    from autograder.judge.checks import ALL, max_score
     registry = load_extras(args.extra)
     for assignment in registry.from_outside():
         validated(assignment, registry.origins)
     if args.json:
-        print(json.dumps([a.to_dict() for a in registry.assignments.values()], indent=2))
+        print(json.dumps([{"name": a.name, "problems": [p.name for p in a.problems],
+                           "max_score": max_score(a)} for a in registry.assignments.values()], indent=2))
         return 0
+    print("The checks, with their points (unless a problem sets its own) and what each asks:")
+    for c in ALL:
+        print(f"  {c.name:<22} {c.points:>3g}  {c.question}")
     for a in registry.assignments.values():
-        print(f"{a.name}  (lesson {a.lesson}, {a.max_score:g} points)")
+        print(f"{a.name}  (lesson {a.lesson}, {max_score(a):g} points)")
         for p in a.problems:
             hidden = " [hidden]" if p.hidden else (f" [hidden checks: {', '.join(sorted(p.hidden_checks))}]"
                                                    if p.hidden_checks else "")
-            print(f"  {p.name:<16} {p.max_score:>4g}  {p.summary}{hidden}")
+            print(f"  {p.name:<16} {max_score(p):>4g}  {p.summary}{hidden}")
     return 0
 
 
@@ -323,6 +328,7 @@ def _hand_back(command: str, args) -> int:
 def cmd_gradescope(args) -> int:
     from autograder.gradescope.build import build
     from autograder.gradescope.settings import Settings
+    from autograder.judge.checks import checks_of, max_score
 
     check_seed(args.seed)
     check_limits(args.load_timeout, args.problem_timeout)
@@ -336,9 +342,9 @@ def cmd_gradescope(args) -> int:
         names = build(settings, args.extra, args.out)
     except OSError as error:
         fail(f"Cannot write {args.out} ({error.strerror}). Choose a path you can write to with --out.")
-    hidden = sum(1 for p in assignment.problems for c in p.checks if p.hidden or c in p.hidden_checks)
+    hidden = sum(1 for p in assignment.problems for c in checks_of(p) if p.hidden or c in p.hidden_checks)
     print(f"{args.out}: Gradescope autograder for {assignment.name} ({len(assignment.problems)} problems, "
-          f"{assignment.max_score:g} points, {hidden} hidden check(s), {len(names)} files).")
+          f"{max_score(assignment):g} points, {hidden} hidden check(s), {len(names)} files).")
     print("On Gradescope: create a Programming Assignment, Configure Autograder, upload this zip "
           "(Ubuntu 22.04 or 24.04 base image), then Test Autograder with a notebook. "
           "docs/instructors.md has the steps.")

@@ -37,10 +37,10 @@ class Report:
         return sum(r.score for r in self.results)
 
     def _repr_html_(self) -> str:
-        from autograder.report.pages import html_report
+        from autograder.report.pages import checks_table_html
 
         verdict = "all checks pass" if self.passed else "some checks fail"
-        return html_report(self.results, title=f"check({self.problem}): {verdict}")
+        return checks_table_html(self.results, title=f"check({self.problem}): {verdict}")
 
     def __repr__(self) -> str:
         from autograder.report.pages import text_report

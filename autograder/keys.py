@@ -1,7 +1,7 @@
 """What decides a graded result, and what grading it again would change.
 
 A result is keyed on everything that decides it (`Key`): the submission's bytes (its file and its helper
-modules), the assignment's full definition (course/fingerprint.py), the extra files' code (their syntax
+modules), the assignment's full definition (judge/fingerprint.py), the extra files' code (their syntax
 trees: a comment or a new layout changes nothing), the seed, the limits, the grader's version and where
 student code ran. A re-run grades again exactly the results whose key changed, naming every part that
 changed (`staleness`); one that would replace results and lose points graded before (an --extra file
@@ -46,7 +46,7 @@ class Key:
 
 def make_key(assignment: Assignment, seed: int, limits: Limits, extras: list[Path] = (),
              isolation: str = "container") -> Key:
-    from autograder.course.fingerprint import fingerprint
+    from autograder.judge.fingerprint import fingerprint
 
     return Key(assignment.name, fingerprint(assignment, seed), extra_files(extras), seed,
                dataclasses.asdict(limits), isolation=isolation)
@@ -55,7 +55,7 @@ def make_key(assignment: Assignment, seed: int, limits: Limits, extras: list[Pat
 def extra_files(paths: list[Path]) -> tuple[tuple[str, str], ...]:
     """(name, hash of its code) of each extra file: the hash of its syntax tree, so that an edit of its
     comments or layout grades nobody again (the registry has run each file, so each parses)."""
-    from autograder.course.fingerprint import normalised
+    from autograder.judge.fingerprint import normalised
 
     return tuple((Path(p).name, hashlib.sha256(normalised(Path(p).read_text()).encode()).hexdigest())
                  for p in paths)
@@ -158,8 +158,10 @@ def losses(replaced: list[dict], assignment: Assignment, key: Key) -> list[str]:
         said.append(f"the problem{'s' if len(gone) > 1 else ''} {and_([repr(g) for g in gone])} "
                     f"{'is' if len(gone) == 1 else 'are'} no longer graded")
     before = max((d["max_score"] for _, d in same if isinstance(d.get("max_score"), int | float)), default=0)
-    if before > assignment.max_score:
-        said.append(f"the maximum falls from {before:g} to {assignment.max_score:g} points")
+    from autograder.judge.checks import max_score
+
+    if before > max_score(assignment):
+        said.append(f"the maximum falls from {before:g} to {max_score(assignment):g} points")
     return said
 
 

@@ -23,7 +23,8 @@ from autograder import cells as cells_
 from autograder import config
 from autograder.course.assignments import Assignment
 from autograder.intake.loader import Submission
-from autograder.judge.plan import explain_plan, with_explanation
+from autograder.judge.checks import max_score, spec_of
+from autograder.judge.plan import plan_in_full, with_measured_in_full
 from autograder.judge.reference import encoded_cases, expectations
 from autograder.judge.verdicts import CheckResult, Verdicts, judge
 from autograder.report.files import Graded
@@ -92,7 +93,8 @@ class Pipeline:
     def judge(self, sub: Submission, outcome: Outcome | None) -> Graded:
         """The verdicts on what a worker measured (here, in the grader), without the grader's paths."""
         results = self.private.results(_contained(self.assignment, sub, outcome, self.seed))
-        graded = Graded(sub.id, sum(r.score for r in results), self.assignment.max_score, results, sub.sha256)
+        graded = Graded(sub.id, sum(r.score for r in results), max_score(self.assignment), results,
+                        sub.sha256)
         if self.private.outcome(outcome) is not None:
             for error in outcome.cell_errors:  # the grader's paths are out: the student's files are plain
                 if error.get("type") != cells_.SKIPPED:
@@ -144,9 +146,10 @@ def problem_jobs(assignment: Assignment, seed: int) -> list[Measure]:
     """What a worker measures for each problem: how to find and call it, and its inputs. The reference's
     projections stay here, in the plan that decides which failures to measure in full."""
     def plan_for(problem, expected):
-        return lambda data: explain_plan(problem, data, expected, seed)
+        return lambda data: plan_in_full(problem, data, expected, seed)
 
-    return [Measure(p.name, p.spec(), encoded_cases(p, seed), p.hidden, plan_for(p, expectations(p, seed)))
+    return [Measure(p.name, spec_of(p).to_dict(), encoded_cases(p, seed), p.hidden,
+                    plan_for(p, expectations(p, seed)))
             for p in assignment.problems]
 
 
@@ -191,7 +194,7 @@ def verdicts_for(assignment: Assignment, outcome: Outcome, seed: int,
     hint = cell_hint(outcome.cell_errors[0], sub) if outcome.cell_errors else ""
     for problem in assignment.problems:
         if problem.name in outcome.data:
-            data = with_explanation(outcome.data[problem.name], outcome.explanations.get(problem.name))
+            data = with_measured_in_full(outcome.data[problem.name], outcome.explanations.get(problem.name))
             found = _judged(problem, data, seed)
             for r in found:
                 if "is not defined in the submission" in r.message:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from autograder.course import find_assignment
-from autograder.course.fingerprint import normalised
+from autograder.judge.fingerprint import normalised
 from autograder.judge.verdicts import CheckResult
 from autograder.keys import STALE, Key, losses, staleness
 from autograder.report.files import ScoreAboveMaximum, grades_csv, results_json

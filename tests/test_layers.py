@@ -3,8 +3,9 @@ the trust boundary where student code runs (autograder/measure/, a worker) never
 code, and no module over 400 lines?
 
 The import graph is read from each module's source (ast): `import autograder...` and `from autograder...
-import ...`, at module level and inside functions alike (a function's import runs when it is called);
-imports under `if TYPE_CHECKING:` never run and are left out.
+import ...`, at module level, inside functions (a function's import runs when it is called) and under
+`if TYPE_CHECKING:` (it never runs, but a module that names another's types for its annotations depends
+on it all the same) alike; a module's own `__getattr__` reaching back is an import inside a function.
 """
 
 import ast
@@ -19,6 +20,8 @@ MAX_LINES = 400
 WORKER_SIDE = ("autograder.measure", "autograder.sandbox.worker")
 GRADER_ONLY = ("autograder.judge", "autograder.report", "autograder.intake", "autograder.batch",
                "autograder.keys", "autograder.cli", "autograder.gradescope")
+# Definitions (problems, assignments) are data the judgement reads: they never load it.
+DEFINITIONS, JUDGEMENT = "autograder.course", "autograder.judge"
 
 
 def module_files(package: Path = PACKAGE) -> dict[str, Path]:
@@ -40,8 +43,9 @@ def _type_checking_only(node: ast.AST) -> bool:
 
 
 def imports(name: str, path: Path, known: set[str]) -> tuple[set[str], set[str]]:
-    """The package's modules `name` imports: (at module level, anywhere including inside functions).
-    `from a.b import c` is the module a.b.c when there is one, else a.b."""
+    """The package's modules `name` imports: (at module level when it runs, anywhere: inside functions
+    and under `if TYPE_CHECKING:` too). `from a.b import c` is the module a.b.c when there is one, else
+    a.b."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
 
     def owner(dotted: str) -> str | None:
@@ -53,6 +57,8 @@ def imports(name: str, path: Path, known: set[str]) -> tuple[set[str], set[str]]
 
     def visit(node: ast.AST, module_level: bool) -> None:
         if _type_checking_only(node):
+            for child in node.body:
+                visit(child, False)  # never run, but depended on
             for child in node.orelse:
                 visit(child, module_level)
             return
@@ -196,6 +202,31 @@ def test_the_worker_side_never_loads_the_grader():
             if grader(name) and not any(grader(m) for m in chain[:-1]):  # where the chain first crosses
                 wrong.add(" -> ".join(chain))
     assert not wrong, "the worker's side loads the grader's code:\n" + "\n".join(sorted(wrong))
+
+
+def _inside(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def test_definitions_never_import_the_judgement():
+    """Does no module of autograder/course/ import autograder/judge/, at module level, inside a function
+    or for type annotations, directly or through other modules of the package?"""
+    files = module_files()
+    _, anywhere = graph(files)
+    wrong = set()
+    for start in (n for n in files if _inside(n, DEFINITIONS)):
+        chains = {start: [start]}
+        todo = [start]
+        while todo:
+            name = todo.pop()
+            for nxt in sorted(anywhere.get(name, ())):
+                if nxt not in chains:
+                    chains[nxt] = chains[name] + [nxt]
+                    if _inside(nxt, JUDGEMENT):
+                        wrong.add(" -> ".join(chains[nxt]))
+                    else:
+                        todo.append(nxt)
+    assert not wrong, "definitions import the judgement:\n" + "\n".join(sorted(wrong))
 
 
 def test_every_measuring_module_is_put_back_after_each_call():

@@ -8,6 +8,7 @@ import pytest
 
 from autograder.course import find_assignment
 from autograder.intake.loader import Submission
+from autograder.judge.checks import max_score
 from autograder.pipeline import Pipeline, warm_up
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "custom-functions"
@@ -36,4 +37,4 @@ def test_pipeline_grades_and_fails_unreadable_without_a_worker():
     assert first is broken and failed.score == 0 and failed.seconds == 0 and not failed.cell_errors
     assert all(not r.passed and "not a readable Jupyter notebook" in r.message for r in failed.results)
     assert second is right and ok.submission == "alice" and ok.sha256 == "a" * 64
-    assert ok.score == ok.max_score == assignment.max_score and ok.seconds > 0
+    assert ok.score == ok.max_score == max_score(assignment) and ok.seconds > 0

@@ -8,6 +8,7 @@ import pytest
 
 from autograder.course import find_assignment
 from autograder.intake.loader import load
+from autograder.judge.checks import max_score
 from autograder.pipeline import Pipeline
 from autograder.sandbox import Limits
 from tests.conftest import ALICE, notebook
@@ -37,7 +38,7 @@ def test_a_cell_that_stops_the_notebook_is_skipped_and_the_rest_graded(tmp_path)
              "1": "Cell 3 (code cell 2), which starts with `import os`,",
              "2": "Cell 3 (code cell 2), which starts with `import ctypes`,"}
     for sid, (sub, g) in results.items():
-        assert g.score == ASSIGNMENT.max_score, (sid, [r.message for r in g.results if not r.passed])
+        assert g.score == max_score(ASSIGNMENT), (sid, [r.message for r in g.results if not r.passed])
         skipped = [c for c in g.cell_errors if c["type"] == "skipped"]
         assert len(skipped) == 1, g.cell_errors
         assert skipped[0]["error"].startswith(f"{cells[sid]} {causes[sid]}"), skipped[0]["error"]
@@ -59,4 +60,4 @@ def test_the_lessons_filled_in_run_as_in_jupyter(tmp_path):
     with Pipeline(ASSIGNMENT, workers=2) as pipeline:
         for sub, g in pipeline.grade(subs + kernel):
             assert not g.cell_errors, (sub.id, g.cell_errors)
-            assert sub.id != "02-custom-functions" or g.score == ASSIGNMENT.max_score
+            assert sub.id != "02-custom-functions" or g.score == max_score(ASSIGNMENT)

@@ -295,6 +295,9 @@ class MyReLU(Function):
         {backward}
 '''
 
+MYRELU_SAVED = "ctx.save_for_backward(input)\n        return input.clamp(min=0)"
+MYRELU_LOADED = "input, = ctx.saved_tensors\n        "
+
 SOMETHING = '''
 class Something(Function):
     @staticmethod
@@ -554,6 +557,11 @@ RIGHT = [
     ("MyReLU", MYRELU.format(forward="ctx.save_for_backward(input)\n        return input.clamp(min=0)",
                              backward="input, = ctx.saved_tensors\n"
                                       "        return grad_output * (input > 0).float()")),
+    # The other conventions at ReLU's kink the exercise allows (any value from 0 to 1): 1/2, and 1 with >=.
+    ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED +
+                             "return grad_output * (input.sign() + 1) / 2")),
+    ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED +
+                             "return grad_output * (input >= 0)")),
 ]
 
 # float32 in a backward that is differentiated again: too rough for finite differences, as for gradgradcheck.
@@ -745,6 +753,13 @@ ISSUE22 += [
                                "        return result",
                        backward="result, = ctx.saved_tensors\n        return grad_output * result.item()"),
      "gradient", "turns a tensor of 9 entries into one number"),
+    # ReLU at its kink, 0, where the exercise allows any derivative from 0 to 1: NaN or a value outside.
+    ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED +
+                             "return grad_output * input.clamp(min=0) / input  # relu(x) / x is 1 or 0"),
+     "gradient", "is wrong only where input is exactly 0 (3 of the 7 entries), MyReLU's kink"),
+    ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED +
+                             "return grad_output * torch.heaviside(input, torch.tensor(-1.0).double())"),
+     "gradient", "the derivative (gradient / grad_output) is -1, and the exercise allows any value from 0"),
 ]
 
 CASES += ISSUE22

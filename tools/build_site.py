@@ -182,12 +182,13 @@ def lessons_list(paths: list[Path]) -> str:
 
 AUTOGRADER_TABLE = r"""
 from autograder.course.assignments.registry import load
+from autograder.judge.checks import max_score
 for a in load().assignments.values():
-    print(f"`{a.name}`, lesson {a.lesson}, {a.max_score:g} points\n")
+    print(f"`{a.name}`, lesson {a.lesson}, {max_score(a):g} points\n")
     for p in a.problems:
         summary = "".join("\\" + c if c in "|*_`<>[]" else c for c in p.summary)  # literal text
         twice = " Also checked with `gradgradcheck`." if p.double_backward else ""
-        print(f"- `{p.name}` ({p.max_score:g} points): {summary}.{twice}")
+        print(f"- `{p.name}` ({max_score(p):g} points): {summary}.{twice}")
     print()
 """
 

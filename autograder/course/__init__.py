@@ -3,8 +3,9 @@
 
     from autograder.course import Assignment, Case, Problem, TensorSpec, add_assignment, add_problem, hide
 
-Lazy, as the package's top level: the workers' clean parent imports autograder.course.checks, and must
-not load the assignments (nor run installed packages' entry points) on the way.
+Lazy, as the package's top level: importing one module of autograder.course (problems.py, say) must not
+load the assignments (nor run installed packages' entry points) on the way. The checks themselves, their
+points and `add_check`, are autograder.judge.checks: problems are data and never import the judgement.
 """
 
 import importlib

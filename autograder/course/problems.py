@@ -1,7 +1,9 @@
 """What a graded problem is: a name, how to make its inputs, a reference, its checks and their points.
 
-A problem never runs student code itself: `probe.py` measures a student's Function (in a worker or,
-for the inline check, in the notebook) and `judge.py` turns the measurements into verdicts.
+Problems are data: they never run student code and never import the judgement. autograder/measure/
+measures a student's Function (in a worker or, for the inline check, in the notebook); autograder/judge/
+holds the checks (checks.py: which apply to a problem, their points) and turns the measurements into
+verdicts.
 """
 
 from __future__ import annotations
@@ -13,17 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-
-
-def __getattr__(name: str):
-    """CHECKS (name -> the question it asks), EXTRA_CHECKS and POINTS, read from the checks themselves
-    (autograder/course/checks.py), which import this module."""
-    if name in ("CHECKS", "EXTRA_CHECKS", "POINTS"):
-        from autograder.course import checks
-
-        return {"CHECKS": {c.name: c.question for c in checks.ALL}, "EXTRA_CHECKS": checks.EXTRA,
-                "POINTS": {c.name: c.points for c in checks.ALL}}[name]
-    raise AttributeError(name)
 
 
 class DefinitionError(TypeError):
@@ -166,6 +157,19 @@ class Mistake:
     backward: Callable[..., torch.Tensor] | None = None
 
 
+@dataclass(frozen=True)
+class Kink:
+    """A point where the derivative does not exist and the exercise allows any value from `low` to `high`
+    (ReLU at 0: from 0 to 1). Where a tensor input is exactly `at`, each gradient is judged entry by entry
+    against that range, and finite differences, meaningless there, are left out of gradcheck; `allowed`
+    says in words what the exercise allows, for the cause of a value outside it."""
+
+    at: float
+    low: float
+    high: float
+    allowed: str = ""
+
+
 @dataclass(frozen=True, eq=False)  # hashed by identity: one object per problem
 class Problem:
     """A graded Function. `kind` is "function" (a torch.autograd.Function subclass, called through
@@ -173,14 +177,14 @@ class Problem:
     with PyTorch's own operations, so autograd differentiates it exactly; `solution`, when given, is a
     Function written the way the exercise asks, whose autograd graph is drawn as the reference's.
 
-    What the exercise asks beyond the numbers, each a graded check (autograder/course/checks.py):
+    What the exercise asks beyond the numbers, each a graded check (autograder/judge/checks.py):
     `saves`, that tensors kept for backward go through ctx.save_for_backward; `companion`, a Function
     backward must call (Cube: CubeBackward); `all_outputs`, a Function whose every output backward must
     differentiate (Sinh's extra outputs). What the grader knows of the mathematics, to name a mistake's cause:
-    `elementwise` (output entry i depends on input entry i only), `derivative` (in words), `terms` (the
-    derivative as a sum of named terms, so that a missing term or one of the wrong sign is named), `mistakes`
-    (wrong forwards and backwards learners write, so that an output or a gradient equal to one is
-    told by its cause)."""
+    `elementwise` (output entry i depends on input entry i only), `derivative` (in words), `kinks` (the
+    derivatives the exercise allows where there is none), `terms` (the derivative as a sum of named terms,
+    so that a missing term or one of the wrong sign is named), `mistakes` (wrong forwards and backwards
+    learners write, so that an output or a gradient equal to one is told by its cause)."""
 
     name: str
     summary: str
@@ -189,7 +193,7 @@ class Problem:
     kind: str = "function"
     entry: str = ""  # the name looked up in the submission when it is not `name`, e.g. sinh for Sinh
     double_backward: bool = False
-    extra_checks: tuple[str, ...] = ()  # from EXTRA_CHECKS
+    extra_checks: tuple[str, ...] = ()  # names of checks declared extra (judge/checks.EXTRA)
     also_functions: tuple[str, ...] = ()  # other names the submission must define, e.g. CubeBackward
     # Hidden: graded and scored, but never shown by the inline check(); on Gradescope, shown only as the
     # instructor chooses (visibility "hidden" or "after_published"). A whole problem, or single checks.
@@ -203,6 +207,7 @@ class Problem:
     elementwise: bool = False
     derivative: str = ""
     terms: tuple[Term, ...] = ()
+    kinks: tuple[Kink, ...] = ()  # elementwise problems: the derivatives the exercise allows at a kink
     mistakes: tuple[Mistake, ...] = ()  # wrong forwards and backwards learners write, each named when seen
     # Authoring (docs/authoring.md): (rtol, atol) against the reference (forward, gradient; default
     # projections.RTOL/ATOL), and against finite differences (gradcheck, gradgradcheck; default torch's);
@@ -214,11 +219,11 @@ class Problem:
     hints: dict[str, str] = field(default_factory=dict)
     # Where it was written, (file, line), for messages about it; found by itself, and never part of what
     # decides a result (fingerprint.py leaves it out).
-    where: tuple[str, int] | None = field(default=None, repr=False)
+    written_at: tuple[str, int] | None = field(default=None, repr=False)
 
     def __post_init__(self):
-        if self.where is None:
-            object.__setattr__(self, "where", defined_at())
+        if self.written_at is None:
+            object.__setattr__(self, "written_at", defined_at())
         if isinstance(self.cases, Case) or not isinstance(self.cases, tuple | list) \
                 or not all(isinstance(c, Case) for c in self.cases):
             one = "Case(...)" if isinstance(self.cases, Case) else _shown(self.cases)
@@ -246,21 +251,6 @@ class Problem:
                 else (GRADCHECK_RTOL, GRADCHECK_ATOL))
 
     @property
-    def checks(self) -> list[str]:
-        from autograder.course import checks
-
-        return [c.name for c in checks.ALL if c.applies(self) and c.name not in self.skip]
-
-    def points_of(self, check: str) -> float:
-        from autograder.course import checks
-
-        return self.points.get(check, checks.BY_NAME[check].points if check in checks.BY_NAME else 0.0)
-
-    @property
-    def max_score(self) -> float:
-        return sum(self.points_of(c) for c in self.checks)
-
-    @property
     def tensor_inputs(self) -> int:
         """The most differentiable (float64) tensor arguments any case passes."""
         return max(sum(isinstance(a, FixedTensor) or (isinstance(a, TensorSpec) and a.differentiable)
@@ -278,11 +268,3 @@ class Problem:
 
     def call(self, obj: Any, args: list[Any], kwargs: dict | None = None) -> Any:
         return obj.apply(*args, **(kwargs or {})) if self.kind == "function" else obj(*args, **(kwargs or {}))
-
-    def spec(self) -> dict:
-        """What a grading worker may know of this problem: how to find and call the Function and what to
-        measure; never the reference, the points or whether it is hidden."""
-        return {"name": self.name, "entry": self.entry, "kind": self.kind,
-                "double_backward": self.double_backward,
-                "extra_checks": list(self.extra_checks), "also_functions": list(self.also_functions),
-                "companion": self.companion, "all_outputs": self.all_outputs, "checks": self.checks}

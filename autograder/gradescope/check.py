@@ -27,7 +27,8 @@ def check(root: Path) -> int:
     check, a wrong one fails: validate.py), packages import, Graphviz draws, and a worker grades an
     untouched notebook 0 (a known wrong answer, through the very pipeline that grades students). Exit
     status 1, with the cause, when anything is wrong: the image is not built."""
-    from autograder.course.validate import InvalidAssignment
+    from autograder.judge.checks import max_score
+    from autograder.judge.validate import InvalidAssignment
     from autograder.report.png import graph_png
 
     try:
@@ -47,10 +48,10 @@ def check(root: Path) -> int:
         print(f"autograder: NOT ready to grade: {wrong}", file=sys.stderr)
         return 1
     print(f"autograder: ready to grade {assignment.name} ({len(assignment.problems)} problems, "
-          f"{assignment.max_score:g} points) with torch {torch.__version__}, "
+          f"{max_score(assignment):g} points) with torch {torch.__version__}, "
           f"output {settings.output_format}: "
           f"an answer computing each reference passes every check, a wrong one fails, and a worker graded an "
-          f"untouched notebook 0/{assignment.max_score:g}")
+          f"untouched notebook 0/{max_score(assignment):g}")
     return 0
 
 

@@ -50,9 +50,9 @@ def strip_grader_frames(text: str) -> str:
 def render_test(r, fmt: str, pictures: Pictures, graphs_shown: set[str]) -> str:
     """A test's explanation in Gradescope's output format: what the check asks, what is wrong, the
     pictures (heat maps and autograd graphs as PNG), and torch's own words."""
-    from autograder.course.problems import CHECKS
+    from autograder.judge.checks import BY_NAME
 
-    asks = CHECKS.get(r.check, "")
+    asks = BY_NAME[r.check].question if r.check in BY_NAME else ""
     lead = (f"Passed: {asks}." if r.passed else r.message) if asks else (r.message or "Passed.")
     if r.passed and r.message and asks:
         lead += " " + r.message  # a note that costs nothing

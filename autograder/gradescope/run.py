@@ -88,6 +88,7 @@ def _graded(root: Path, settings: Settings, assignment, server, started: float) 
     from autograder.gradescope.results import results_document
     from autograder.intake.layouts import uploads
     from autograder.intake.loader import read_all
+    from autograder.judge.checks import max_score
     from autograder.pipeline import Pipeline, Private, about
     from autograder.report.plain import shown
 
@@ -112,7 +113,7 @@ def _graded(root: Path, settings: Settings, assignment, server, started: float) 
                     else "submission")
             files[sub.id] = dataclasses.replace(graded, submission=name)
             if not sub.error:
-                print(f"autograder: {shown(name)}: {graded.score:g}/{assignment.max_score:g} "
+                print(f"autograder: {shown(name)}: {graded.score:g}/{max_score(assignment):g} "
                       f"in {graded.seconds:.1f} s")
     notes = [line for s in subs for line in about(s)]
     return results_document(assignment, [files[s.id] for s in subs], settings, time.monotonic() - started,

@@ -58,7 +58,7 @@ def prepare(root: Path, validated: bool = True) -> tuple[Settings, object]:
     (validate.py: raises InvalidAssignment naming the problem and the cause). run_autograder skips the
     validation: setup.sh's check did it once for the image."""
     from autograder.course.assignments.registry import load
-    from autograder.course.validate import validate
+    from autograder.judge.validate import validate
 
     source = root / "source"
     settings = Settings.read(source / SETTINGS_FILE)

@@ -67,7 +67,7 @@ class Found:
     modules: dict[str, Path] = field(default_factory=dict)
     identity: dict = field(default_factory=dict)
     error: str = ""
-    where: str = ""  # for the instructor: where it was found
+    found_at: str = ""  # for the instructor: where it was found
     ignored: list[str] = field(default_factory=list)  # other notebooks beside the graded one: "file: why"
     tiebreak: str = ""  # what tells two students of the same name apart (an email, a student id)
     unreadable: bool = False  # a folder the grader could not open: the instructor is told
@@ -87,7 +87,7 @@ class Discovery:
 def _unreadable(name: str, error: OSError, where: str) -> Found:
     why = (f"The grader could not open your submission's folder ({error.strerror}), so nothing in it could "
            f"be graded. Tell your instructor.")
-    return Found(name, error=why, where=where, unreadable=True)
+    return Found(name, error=why, found_at=where, unreadable=True)
 
 
 class _Walker:
@@ -110,14 +110,14 @@ class _Walker:
             except ZipRefused as error:
                 if alone:
                     raise NoSubmissions(str(error)) from None
-                self.discovery.found.append(Found(path.stem, error=str(error), where=str(path)))
+                self.discovery.found.append(Found(path.stem, error=str(error), found_at=str(path)))
                 return
             self.folder(self.zip_root(unpacked.folder), f"{path.name}:")
         elif path.is_dir():  # the instructor's folder, followed if it is a link
             self.folder(path, f"{path}/")
         elif path.suffix in SUFFIXES and (path.is_symlink() or path.exists()):
             # the loader refuses what is not a regular file
-            self.discovery.found.append(Found(path.stem, path, where=str(path)))
+            self.discovery.found.append(Found(path.stem, path, found_at=str(path)))
         elif not path.exists():
             raise NoSubmissions(_MISSING.format(path=path))
         else:
@@ -166,7 +166,7 @@ class _Walker:
         for entry in entries:
             path = Path(entry.path)
             if is_link(entry) and (path.suffix == ".zip" or entry.is_dir()):  # listed, refused on read
-                self.discovery.found.append(Found(entry.name, path, where=where + entry.name))
+                self.discovery.found.append(Found(entry.name, path, found_at=where + entry.name))
             elif is_dir(entry):
                 self.subfolder(path, where + entry.name + "/")
             elif path.suffix == ".zip":
@@ -180,7 +180,7 @@ class _Walker:
                 canvas.setdefault(match["user"], []).append(entry)
             elif Path(entry.name).suffix in SUFFIXES:
                 path = Path(entry.path)
-                self.discovery.found.append(Found(path.stem, path, where=where + entry.name))
+                self.discovery.found.append(Found(path.stem, path, found_at=where + entry.name))
         for user, group in canvas.items():
             self.discovery.found.append(self.canvas_group(user, group, where))
 
@@ -203,21 +203,20 @@ class _Walker:
             identity["resubmission"] = again[choice.chosen]
         if choice.chosen is None:
             first = paths[0].name
-            return Found(Path(first).stem, error=choice.error, identity=identity, where=where + first)
-        # the latest upload of each module last, so that it is kept
-        modules = {uploaded[p]: p for p in reversed(paths) if p != choice.chosen and p.suffix == ".py"}
+            return Found(Path(first).stem, error=choice.error, identity=identity, found_at=where + first)
+        chosen = choice.chosen  # the latest upload of each module last, so that it is kept:
+        modules = {uploaded[p]: p for p in reversed(paths) if p != chosen and p.suffix == ".py"}
         for p in choice.ignored:
-            if uploaded[p] == uploaded[choice.chosen] and again[p] < again[choice.chosen]:
-                choice.ignored[p] = (f"not graded: an earlier upload of {uploaded[p]} ({choice.chosen.name} "
-                                     f"is later)")
-        return Found(choice.chosen.stem, choice.chosen, modules, identity, where=where + choice.chosen.name,
+            if uploaded[p] == uploaded[chosen] and again[p] < again[chosen]:
+                choice.ignored[p] = f"not graded: an earlier upload of {uploaded[p]} ({chosen.name} is later)"
+        return Found(chosen.stem, chosen, modules, identity, found_at=where + chosen.name,
                      ignored=[f"{p.name}: {why}" for p, why in choice.ignored.items()])
 
     def zip_in_folder(self, path: Path, where: str) -> None:
         try:
             unpacked = self.unpack(path)
         except ZipRefused as error:
-            self.discovery.found.append(Found(path.stem, error=str(error), where=where))
+            self.discovery.found.append(Found(path.stem, error=str(error), found_at=where))
             return
         root = self.zip_root(unpacked.folder)
         try:
@@ -271,13 +270,13 @@ class _Walker:
         identity = identity or {}
         found, zips, error = candidates(folder)
         if error:
-            return Found(name, error=f"Your submission's folder {error}, so it was not graded.", where=where,
-                         identity=identity, unreadable=True)
+            return Found(name, error=f"Your submission's folder {error}, so it was not graded.",
+                         found_at=where, identity=identity, unreadable=True)
         if not found and zips:  # a student's zip inside their folder
             try:
                 unpacked = self.unpack(zips[0])
             except ZipRefused as refused:
-                return Found(name, error=str(refused), where=where, identity=identity)
+                return Found(name, error=str(refused), found_at=where, identity=identity)
             folder = unpacked.folder
             found, _, error = candidates(folder)
         links = [p for _, p in found if p.is_symlink()]
@@ -287,8 +286,8 @@ class _Walker:
         chosen = choice.chosen
         if chosen is None:
             if links:  # a link where the notebook should be: the loader says why it is refused
-                return Found(name, links[0], where=where, identity=identity)
-            return Found(name, error=choice.error, where=where, identity=identity)
+                return Found(name, links[0], found_at=where, identity=identity)
+            return Found(name, error=choice.error, found_at=where, identity=identity)
         base = chosen.parent
         modules = {}
         for _, path in found:
@@ -297,8 +296,8 @@ class _Walker:
         if len(modules) > MAX_MODULES:
             why = (f"Your submission holds {len(modules)} Python files beside the notebook, over the "
                    f"grader's limit of {MAX_MODULES}.")
-            return Found(name, error=why, where=where, identity=identity)
-        return Found(name, chosen, modules, identity, where=where + chosen.relative_to(folder).as_posix(),
+            return Found(name, error=why, found_at=where, identity=identity)
+        return Found(name, chosen, modules, identity, found_at=where + chosen.relative_to(folder).as_posix(),
                      ignored=[f"{p.relative_to(folder).as_posix()}: {why}" for p, why in
                               choice.ignored.items()])
 
@@ -311,7 +310,7 @@ class _Walker:
         students = {}
         for entry in entries:
             if is_link(entry):
-                self.discovery.found.append(Found(entry.name, Path(entry.path), where=where + entry.name))
+                self.discovery.found.append(Found(entry.name, Path(entry.path), found_at=where + entry.name))
             elif is_dir(entry):
                 try:
                     inside = listing(Path(entry.path))
@@ -325,9 +324,10 @@ class _Walker:
             inside = where + f"{student}/"
             if assignment not in assignments:
                 handed = ", ".join(sorted(assignments)) or "nothing"
-                self.discovery.found.append(Found(student, where=inside, identity={"name": student}, error=(
+                missing = Found(student, found_at=inside, identity={"name": student}, error=(
                     f"No {assignment} folder was found among your submissions (you handed in: {handed}), "
-                    f"so there was nothing to grade for this assignment.")))
+                    f"so there was nothing to grade for this assignment."))
+                self.discovery.found.append(missing)
                 continue
             identity = {"name": student, "nbgrader_assignment": assignment}
             identity.update(timestamp(assignments[assignment]))
@@ -344,11 +344,11 @@ class _Walker:
             if entry.name == METADATA:
                 continue
             if is_link(entry):
-                self.discovery.found.append(Found(entry.name, path, where=where + entry.name))
+                self.discovery.found.append(Found(entry.name, path, found_at=where + entry.name))
                 continue
             if not is_dir(entry):
                 if path.suffix in SUFFIXES:
-                    self.discovery.found.append(Found(path.stem, path, where=where + entry.name))
+                    self.discovery.found.append(Found(path.stem, path, found_at=where + entry.name))
                 continue
             about = metadata.get(entry.name)
             if about is None:

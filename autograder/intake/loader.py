@@ -49,7 +49,7 @@ class Submission:
     sha256: str = ""
     modules: dict[str, str] = field(default_factory=dict)
     identity: dict = field(default_factory=dict)
-    where: str = ""  # for the instructor only: where it was found (never shown to the student)
+    found_at: str = ""  # for the instructor only: where it was found (never shown to the student)
     ignored: list[str] = field(default_factory=list)  # other notebooks of the student, not graded
     unreadable: bool = False  # the file (or folder) could not be read at all: the instructor is told
     # The code cells (indices into `cells`) the lesson itself expects to raise: tagged raises-exception,
@@ -76,7 +76,7 @@ def discover(paths: list[Path], prefer: tuple[str, ...] = (), problems: tuple[st
         decoded = decoded_name(found.name)
         if decoded != found.name:
             raw = os.fsencode(found.name)
-            where = (found.where or found.name).replace(found.name, decoded)
+            where = (found.found_at or found.name).replace(found.name, decoded)
             discovery.warnings.append(f"{where}: the name {raw!r} is not UTF-8; it was "
                                       f"read as Windows-1252: {decoded!r}. Check that this is the student's "
                                       f"name.")
@@ -251,8 +251,8 @@ def read_all(found: list[Found]) -> list[Submission]:
 
 def read_one(found: Found, sid: str) -> Submission:
     """One submission read: its file, its modules; whatever is wrong becomes its error."""
-    sub = Submission(sid, found.graded, error=found.error, identity=dict(found.identity), where=found.where,
-                     ignored=list(found.ignored), unreadable=found.unreadable)
+    sub = Submission(sid, found.graded, error=found.error, identity=dict(found.identity),
+                     found_at=found.found_at, ignored=list(found.ignored), unreadable=found.unreadable)
     digest = hashlib.sha256()
     try:
         if sub.error or found.graded is None:

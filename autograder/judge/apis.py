@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from autograder.judge.diagnose import explain
+from autograder.judge.diagnose import difference_cause
 from autograder.judge.errors import error_cause, opcheck_cause
 from autograder.judge.findings import Finding, fail, jacobian_panels
 from autograder.judge.reference import encoded_once
@@ -27,16 +27,16 @@ def judge_extra(check: str) -> Callable[[Judging], Finding | None]:
         for case, result in zip(view.cases, results):
             if "error" in result:
                 text, details = error_cause(result["error"], view, case)
-                return fail(case.where + text, details)
-            said = _explain_extra(view, check, result, case)
+                return fail(case.intro + text, details)
+            said = _extra_cause(view, check, result, case)
             if said:
-                return fail(case.where + said[0], said[1], said[2])
+                return fail(case.intro + said[0], said[1], said[2])
         return None
 
     return judge
 
 
-def _explain_extra(view: Judging, check: str, result: dict, case):
+def _extra_cause(view: Judging, check: str, result: dict, case):
     problem = view.problem
     encoded = encoded_once(problem, view.seed)[case.index]
     tensors = [(n, a) for n, a in zip(case.names, encoded) if differentiable(a)]
@@ -45,7 +45,7 @@ def _explain_extra(view: Judging, check: str, result: dict, case):
         mine, right = (matrices(result["jacobian"], sizes, case.rows),
                        matrices(case.ref["jacobian"], sizes, case.rows))
         for (name, a), m, r in zip(tensors, mine, right):
-            said = explain(m, r, tuple(a["shape"]), name,
+            said = difference_cause(m, r, tuple(a["shape"]), name,
                            f"The Jacobian from forward mode (jvp) with respect to {name}")
             if said:
                 return said, "", [jacobian_panels(f"Jacobian with respect to {name}", name, "the output",
@@ -61,14 +61,14 @@ def _explain_extra(view: Judging, check: str, result: dict, case):
             said = (f"vmap over a batch of 3 gave shape {got['shape']} instead of {list(want.shape)}: the "
                     f"vmap rule must put the batch dimension first.")
             return said, "", []
-        said = explain(float64([got["values"]]), want.reshape(1, -1), tuple(want.shape), "the batch",
+        said = difference_cause(float64([got["values"]]), want.reshape(1, -1), tuple(want.shape), "the batch",
                        "The output under torch.func.vmap")
         if said:
             return said, "", []
         xg = x.clone().requires_grad_()
         (want_grad,) = torch.autograd.grad(problem.reference(xg).sum(), xg)
-        said = explain(float64([result["grad"]["values"]]), want_grad.reshape(1, -1), tuple(want_grad.shape),
-                       name, "The gradient from torch.func.grad")
+        said = difference_cause(float64([result["grad"]["values"]]), want_grad.reshape(1, -1),
+                                tuple(want_grad.shape), name, "The gradient from torch.func.grad")
         return (said, "", []) if said else None
     report = {str(k): str(v) for k, v in result["report"].items()}
     failed = {k: v for k, v in report.items() if v != "SUCCESS"}

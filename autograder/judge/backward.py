@@ -10,6 +10,7 @@ from autograder.judge.causes import gradient_cause
 from autograder.judge.diagnose import float32_rounding
 from autograder.judge.errors import error_cause
 from autograder.judge.findings import Finding, fail, jacobian_panels, note, shaped_panels
+from autograder.judge.kinks import settle_kinks
 from autograder.judge.reference import reference_vjps
 from autograder.judge.untrusted import lists, matrices
 from autograder.measure import projections
@@ -29,21 +30,21 @@ def judge_backward_returns(view: Judging) -> Finding | None:
         encoded, names = case.encoded, case.names
         extra = returned[len(encoded):]  # autograd accepts trailing Nones, e.g. for an omitted bias
         if len(returned) < len(encoded) or any(v.get("kind") != "None" for v in extra):
-            return fail(case.where + f"backward returned {len(returned)} value(s) for the {len(encoded)} "
+            return fail(case.intro + f"backward returned {len(returned)} value(s) for the {len(encoded)} "
                                      f"input(s) of forward ({', '.join(names[:len(encoded)])}).")
         for k, (value, arg) in enumerate(zip(returned, encoded)):
             label = names[k]
             if isinstance(arg, dict) and not differentiable(arg):
                 continue  # a tensor of integers, booleans...: autograd ignores what backward returns for it
             if not isinstance(arg, dict) and value.get("kind") != "None":
-                return fail(case.where + f"backward returned a {value.get('kind')} for {label}, which is not "
+                return fail(case.intro + f"backward returned a {value.get('kind')} for {label}, which is not "
                                          f"a tensor: return None for it.")
             if isinstance(arg, dict) and value.get("kind") == "Tensor" and value.get("shape") != arg["shape"]:
-                said = said or note(f"{case.where}the gradient for {label} has shape {value.get('shape')} "
+                said = said or note(f"{case.intro}the gradient for {label} has shape {value.get('shape')} "
                                     f"where {label} has shape {arg['shape']}; autograd sums it down to "
                                     f"{label}'s shape, so the result is the same.")
             elif isinstance(arg, dict) and value.get("kind") not in ("Tensor", "None"):
-                return fail(case.where + f"backward returned a {value.get('kind')} for {label}; return a "
+                return fail(case.intro + f"backward returned a {value.get('kind')} for {label}; return a "
                                          f"tensor shaped like it.")
     return said
 
@@ -53,10 +54,12 @@ def judge_gradient(view: Judging) -> Finding | None:
     for case in view.cases:
         out, ref = case.measured["output"], case.ref["output"]
         if len(out["values"]) != len(ref["values"]):
-            return fail(case.where + f"forward's output has {len(out['values'])} entries where the right one "
+            return fail(case.intro + f"forward's output has {len(out['values'])} entries where the right one "
                                      f"has {len(ref['values'])}, so its gradients cannot be the reference's.")
-        vjps = case.vjps()
         ref_vjps = reference_vjps(view.problem, view.seed, case.index)
+        vjps, on_kink = settle_kinks(view, case, case.vjps(), ref_vjps)
+        if on_kink:
+            return fail(case.intro + on_kink)
         if all(projections.all_close(a, b) for a, b in zip(vjps, ref_vjps)):
             continue
         if all(projections.all_close(a, b, GRADCHECK_RTOL, GRADCHECK_ATOL) and float32_rounding(a, b)
@@ -85,7 +88,7 @@ def judge_gradient(view: Judging) -> Finding | None:
                                                f"backward), the right one and the difference", name,
                                                "the output",
                                                jac[k], ref_jac[k], ("yours", "right")))
-        return fail(case.where + text, figures=figures)  # a graph shows nothing of a first derivative
+        return fail(case.intro + text, figures=figures)  # a graph shows nothing of a first derivative
     return said
 
 
@@ -118,7 +121,7 @@ def judge_needs_input_grad(view: Judging) -> Finding | None:
             others = [n for n, r in zip(case.tensor_names, requires) if not r]
             setting = (f"with {' and '.join(others)} not needing a gradient (requires_grad=False, as for "
                        f"data) and {' and '.join(needing)} needing one")
-            where = case.where.rstrip(": ") + ", " + setting + ": "
+            where = case.intro.rstrip(": ") + ", " + setting + ": "
             if "error" in sub:
                 text, details = error_cause(sub["error"], view, case)
                 return fail(where + text, details)
@@ -150,7 +153,7 @@ def judge_grad_output_unchanged(view: Judging) -> Finding | None:
     g = view.grad_output
     for case in view.cases:
         if case.measured.get("grad_output_changed"):
-            return fail(case.where + f"backward changed {g} in place (such as {g}[...] = 0). {g} belongs to "
+            return fail(case.intro + f"backward changed {g} in place (such as {g}[...] = 0). {g} belongs to "
                                      f"autograd: it can be shared with other nodes of the graph or be the "
                                      f"caller's own tensor, which then comes back changed. Work on a copy: "
                                      f"grad_input = {g}.clone(), then change grad_input.")

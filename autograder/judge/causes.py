@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from autograder.judge.diagnose import RTOL, close, explain, explain_swap
+from autograder.judge.diagnose import RTOL, close, difference_cause, swap_cause
 from autograder.judge.untrusted import float64
 from autograder.measure.encoding import decode_args, differentiable
 
@@ -97,7 +97,7 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
     were measured, show a structure the products cannot (rows flipped, for instance)."""
     names, shapes, g = case.tensor_names, case.shapes, view.grad_output
     s, r = [float64(x) for x in mine], [float64(x) for x in right]
-    swapped = explain_swap([x.reshape(1, -1) for x in s], [x.reshape(1, -1) for x in r], names)
+    swapped = swap_cause([x.reshape(1, -1) for x in s], [x.reshape(1, -1) for x in r], names)
     if swapped:
         return swapped, 0
     s2, r2 = [float64(x) for x in mine2], [float64(x) for x in right2]
@@ -128,8 +128,8 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
             return said, k
     said = None
     if jacobians is not None and not view.problem.elementwise:
-        said = explain(jacobians[0][k], jacobians[1][k], shapes[k], names[k], what)
-    said = said or explain(s[k].reshape(1, -1), r[k].reshape(1, -1), shapes[k], names[k], what)
+        said = difference_cause(jacobians[0][k], jacobians[1][k], shapes[k], names[k], what)
+    said = said or difference_cause(s[k].reshape(1, -1), r[k].reshape(1, -1), shapes[k], names[k], what)
     if said and "differs from the right one everywhere" in said and view.problem.derivative:
         said += f" The derivative of {view.lookup} is {view.problem.derivative}."
     return said or f"{what} differs from the right one.", k
@@ -270,7 +270,7 @@ def second_cause(view: Judging, case: CaseView, analytical: torch.Tensor, numeri
     j = wrong[0]
     about = f"The second derivative with respect to {names[j]} (how backward's result changes with {names[j]}"
     about += f", given by {source}'s gradient for it)" if companion else ")"
-    said = explain(part(analytical, j), part(numerical, j), (sizes[j],), names[j], about,
+    said = difference_cause(part(analytical, j), part(numerical, j), (sizes[j],), names[j], about,
                    rtol=rtol, atol=atol)
     if said:
         said = said.replace("the right one", "finite differences of backward")

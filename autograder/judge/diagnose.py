@@ -70,8 +70,8 @@ def _ranges(indices: list[int]) -> str:
     return ", ".join(map(str, indices))
 
 
-def explain(actual: torch.Tensor, expected: torch.Tensor, shape: tuple[int, ...], name: str, what: str,
-            rtol: float | None = None, atol: float | None = None) -> str | None:
+def difference_cause(actual: torch.Tensor, expected: torch.Tensor, shape: tuple[int, ...], name: str,
+                     what: str, rtol: float | None = None, atol: float | None = None) -> str | None:
     """None when actual matches expected (within the tolerance in force, by default); otherwise a sentence
     starting with `what`."""
     if rtol is None or atol is None:
@@ -111,7 +111,7 @@ def explain(actual: torch.Tensor, expected: torch.Tensor, shape: tuple[int, ...]
     return f"{what} differs from the right one everywhere (largest difference {worst:.3g})."
 
 
-def explain_swap(actual: list[torch.Tensor], expected: list[torch.Tensor], names: list[str]) -> str | None:
+def swap_cause(actual: list[torch.Tensor], expected: list[torch.Tensor], names: list[str]) -> str | None:
     """Gradients returned in the wrong order: the one for input a is the right one for input b."""
     for a in range(len(actual)):
         for b in range(a + 1, len(actual)):
@@ -157,10 +157,10 @@ _ERRORS = [
 ]
 
 
-def explain_error(error: dict) -> str:
+def raised_cause(error: dict) -> str:
     """A sentence for an exception raised by student code (given as probe.error_data)."""
     message, kind, where = (error.get("message", ""), error.get("type", "Exception"),
-                            error.get("where", "code"))
+                            error.get("raised_in", "code"))
     if kind == "NotImplementedError":
         return (f"{where} is not written yet: it raises NotImplementedError. Replace "
                 f"`raise NotImplementedError()` with your code.")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from autograder.judge.diagnose import explain_error
+from autograder.judge.diagnose import raised_cause
 
 if TYPE_CHECKING:
     from autograder.judge.judging import CaseView, Judging
@@ -29,7 +29,7 @@ def error_cause(error: dict, view: Judging, case: CaseView) -> tuple[str, str]:
     details = str(error.get("traceback", "")) if kind != "NotImplementedError" else ""
     said = known_cause(error, view, case)
     if said is None:
-        return explain_error(error), details
+        return raised_cause(error), details
     details = details.replace("Use tensor.detach().numpy() instead.", "(PyTorch's hint, tensor.detach()"
                               ".numpy(), would silence this error and zero the second derivatives.)")
     return said, details
@@ -61,7 +61,7 @@ def _numpy_with_grad(message: str, kind: str, error: dict, view: Judging, case: 
     if view.problem.companion:
         also = (f" Where the computation must leave PyTorch, put it in {view.problem.companion}.forward "
                 f"and call {view.problem.companion}.apply.")
-    return (f"{error.get('where', 'backward')} calls .numpy() on a tensor that requires grad. That "
+    return (f"{error.get('raised_in', 'backward')} calls .numpy() on a tensor that requires grad. That "
             f"happens when backward itself is differentiated (create_graph=True, as gradgradcheck does): "
             f"autograd then records backward, and it cannot record NumPy. PyTorch's hint, "
             f"tensor.detach().numpy(), only silences the error: the second derivatives then come out as "
@@ -165,7 +165,7 @@ def _matmul(message: str, kind: str, error: dict, view: Judging, case: CaseView)
     named = {tuple(shape): name for name, shape in zip(case.tensor_names, case.shapes)}
     a = f"{named[first]} " if first in named else ""
     b = f"{named[second]} " if second in named else ""
-    said = (f"{error.get('where', 'forward')} multiplies {a}({first[0]}×{first[1]}) by {b}"
+    said = (f"{error.get('raised_in', 'forward')} multiplies {a}({first[0]}×{first[1]}) by {b}"
             f"({second[0]}×{second[1]}): a matrix product needs the columns of the first ({first[1]}) to "
             f"equal the rows of the second ({second[0]}).")
     if second[1] == first[1]:
@@ -255,7 +255,7 @@ def _item(message: str, kind: str, error: dict, view: Judging, case: CaseView) -
     match = re.search(r"a Tensor with (\d+) elements cannot be converted to Scalar", message)
     if not match:
         return None
-    return (f"{error.get('where', 'backward')} turns a tensor of {match[1]} entries into one number "
+    return (f"{error.get('raised_in', 'backward')} turns a tensor of {match[1]} entries into one number "
             f"(.item(), float() or int() do that, for one-entry tensors only): compute with the tensor "
             f"itself, entry by entry, which also keeps autograd's history.")
 
@@ -268,7 +268,7 @@ _CAUSES = [_setup_context_with_ctx, _direct_forward, _numpy_with_grad, _numpy_nu
 
 def opcheck_cause(test: str, text: str, view: Judging, case: CaseView) -> str | None:
     """A sentence for a failing test of torch.library.opcheck, where its own words need one."""
-    said = known_cause({"message": text, "type": "", "where": view.lookup}, view, case)
+    said = known_cause({"message": text, "type": "", "raised_in": view.lookup}, view, case)
     if said:
         return f"torch.library.opcheck's {test} fails: {said}"
     match = re.search(r"outputs_alias_inputs check (True|False) != (True|False)", text)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from autograder.judge.causes import not_finite
-from autograder.judge.diagnose import explain, float32_rounding
+from autograder.judge.diagnose import difference_cause, float32_rounding
 from autograder.judge.findings import Finding, fail, note, shaped_panels
 from autograder.judge.untrusted import float64, lists
 from autograder.measure import projections
@@ -34,17 +34,17 @@ def judge_forward(view: Judging) -> Finding | None:
         out, ref = case.measured["output"], case.ref["output"]
         if out.get("shape") != ref["shape"]:
             how = _reduced_over(case, out.get("shape"), ref["shape"])
-            return fail(case.where + f"forward returned shape {out.get('shape')} but the right output has "
+            return fail(case.intro + f"forward returned shape {out.get('shape')} but the right output has "
                                      f"shape {ref['shape']}{how}.")
         if out.get("dtype") != "torch.float64":
-            return fail(case.where + f"forward returned {out.get('dtype')} for float64 inputs: keep the "
+            return fail(case.intro + f"forward returned {out.get('dtype')} for float64 inputs: keep the "
                                      f"input's dtype (no .float(), no new float32 tensors).")
         (mine,) = lists([out["values"]], [len(ref["values"])])
         if projections.all_close(mine, ref["values"]):
             continue
         mistake = _known_mistake(view, case, mine)
         if mistake:
-            return fail(case.where + f"The output is what forward gives when {mistake}")
+            return fail(case.intro + f"The output is what forward gives when {mistake}")
         shape = tuple(ref["shape"])
         if projections.all_close(mine, ref["values"], GRADCHECK_RTOL, GRADCHECK_ATOL) \
                 and float32_rounding(mine, ref["values"]):
@@ -55,9 +55,9 @@ def judge_forward(view: Judging) -> Finding | None:
             continue
         actual, expected = float64([mine]), float64([ref["values"]])
         text = not_finite("The output", actual, case) \
-            or explain(actual, expected, shape, "the output", "The output") \
+            or difference_cause(actual, expected, shape, "the output", "The output") \
             or "The output differs from the right one."
-        return fail(case.where + text, figures=[shaped_panels("forward's output: yours, the right one and "
+        return fail(case.intro + text, figures=[shaped_panels("forward's output: yours, the right one and "
                                                               "the difference",
                                                               shape, "the output",
                                                               [("yours", mine), ("right", ref["values"])],
@@ -105,7 +105,7 @@ def judge_inputs_unchanged(view: Judging) -> Finding | None:
         undeclared = [k for k in changed if k not in dirty]
         if undeclared:
             name = case.names[undeclared[0]]
-            return fail(case.where + f"forward changed {name} in place, so the caller's {name} comes back "
+            return fail(case.intro + f"forward changed {name} in place, so the caller's {name} comes back "
                                      f"changed (and nothing said so with ctx.mark_dirty). Leave {name} as it "
                                      f"was: work on a copy, result = {name}.clone(), and change result.")
         if changed:

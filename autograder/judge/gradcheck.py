@@ -6,9 +6,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from autograder.judge.diagnose import explain, float32_rounding
+from autograder.judge.diagnose import difference_cause, float32_rounding
 from autograder.judge.errors import error_cause
 from autograder.judge.findings import Finding, fail, shaped_panels, torch_words
+from autograder.judge.kinks import without_kink_entries, without_kinks
 from autograder.judge.untrusted import float64, lists, matrices
 from autograder.measure import projections
 from autograder.measure.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
@@ -23,11 +24,11 @@ def judge_gradcheck(view: Judging) -> Finding | None:
     for case in view.cases:
         if "fd" not in case.measured:
             text, details = error_cause(case.measured.get("numerical_error") or {}, view, case)
-            return fail(case.where + text, details)
-        vjps = case.vjps()
+            return fail(case.intro + text, details)
         (fd,) = lists([case.measured["fd"]], [case.rows])
+        vjps, fd = without_kinks(view, case, case.vjps(), fd)
         if not all(math.isfinite(x) for x in fd):
-            return fail(case.where + "finite differences of your forward are inf or NaN here, because "
+            return fail(case.intro + "finite differences of your forward are inf or NaN here, because "
                                      "forward's output is (see forward): gradcheck cannot compare anything "
                                      "with them.")
         d = case.directions
@@ -35,9 +36,10 @@ def judge_gradcheck(view: Judging) -> Finding | None:
         if "jacobian" in case.measured and "numerical" in case.measured:
             jac = matrices(case.measured["jacobian"], case.sizes, case.rows)
             numeric = matrices(case.measured["numerical"], case.sizes, case.rows)
+            jac, numeric = without_kink_entries(view, case, jac), without_kink_entries(view, case, numeric)
             v = float64(d.v)
             for k, name in enumerate(case.tensor_names):
-                said = explain(jac[k], numeric[k], case.shapes[k], name,
+                said = difference_cause(jac[k], numeric[k], case.shapes[k], name,
                                f"The gradient with respect to {name} from backward",
                                rtol=projections.gradcheck_tolerance()[0],
                                atol=projections.gradcheck_tolerance()[1])
@@ -64,7 +66,7 @@ def judge_gradcheck(view: Judging) -> Finding | None:
             if _float32_forward(case):
                 said += (" Your forward computes in float32 (see forward), and finite differences of a "
                          "float32 function are too rough: compute in float64.")
-            return fail(case.where + said, says, figures)
+            return fail(case.intro + said, says, figures)
         found = _judge_extra_outputs(view, case)
         if found:
             return found
@@ -91,11 +93,11 @@ def _judge_extra_outputs(view: Judging, case) -> Finding | None:
         param = params[j] if j < len(params) else f"the gradient of output {j}"
         if "error" in entry:
             text, details = error_cause(entry["error"], view, case)
-            return fail(case.where + f"with a gradient on output {j} of {view.problem.all_outputs}: " + text,
+            return fail(case.intro + f"with a gradient on output {j} of {view.problem.all_outputs}: " + text,
                         details)
         if entry.get("has_grad_fn") is False:
             function = view.problem.all_outputs
-            return fail(case.where + f"output {j} of {function}.forward has no grad_fn: forward marks it "
+            return fail(case.intro + f"output {j} of {function}.forward has no grad_fn: forward marks it "
                                      f"with ctx.mark_non_differentiable, so autograd never sends a gradient "
                                      f"through it ({param} is always zero in backward) although it depends "
                                      f"on the input. gradcheck tests every output, and the term of {param} "
@@ -116,7 +118,7 @@ def _judge_extra_outputs(view: Judging, case) -> Finding | None:
                 how = f"backward adds the term of {arriving} with the wrong sign"
             else:
                 how = f"backward's term of {arriving} is wrong"
-            return fail(case.where + f"{how}: gradcheck tests every output, and with a gradient on output "
+            return fail(case.intro + f"{how}: gradcheck tests every output, and with a gradient on output "
                                      f"{j} only, backward gives vᵀJu = {analytical:.6g} where finite "
                                      f"differences of forward give {numerical:.6g}. The gradient backward "
                                      f"returns must include {param} times the derivative of output {j}: zero "

@@ -1,6 +1,5 @@
 """What the checks judge from: `Judging`, one submission's problem with its learner's names, the
-reference and one `CaseView` per case; and `Judging.blocked`, what stops a case from being judged (forward
-raised, returned no tensor, backward raised...), told once under the check it belongs to."""
+reference and one `CaseView` per case (what stops a case from being judged is blocked.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ from typing import Any
 import torch
 
 from autograder.course.problems import FixedTensor, Problem, TensorSpec
-from autograder.judge.errors import error_cause
 from autograder.judge.reference import encoded_once, input_names
 from autograder.judge.untrusted import float64, lists
 from autograder.measure import projections
@@ -28,7 +26,7 @@ class CaseView:
     """One case: the inputs, what was measured, the reference's answers, and whether it can be judged."""
 
     index: int
-    where: str
+    intro: str  # the case in the learner's words, opening a sentence: "With input of shape (3, 5): "
     encoded: list[Any]
     measured: dict
     ref: dict
@@ -66,16 +64,6 @@ class CaseView:
         return [lists(self.measured[key], self.sizes) for key in ("vjp", "vjp2")]
 
 
-@dataclass
-class Blocked:
-    """A case a check cannot judge: the cause, told in full under the check it belongs to."""
-
-    owner: str
-    message: str
-    details: str = ""
-    short: str = ""  # for the other checks: "backward raises TypeError"
-
-
 class Judging:
     """Everything a check's judgement reads, for one problem of one submission."""
 
@@ -111,6 +99,12 @@ class Judging:
         if isinstance(names, list) and names and all(_identifier(n) for n in names):
             return list(names)
         return default
+
+    def own(self, check: str) -> Any:
+        """What a check that measures something of its own (Check.measure) measured: untrusted plain
+        data, read through its type in autograder/measure/contract.py."""
+        found = self.data.get("checks")
+        return found.get(check) if isinstance(found, dict) else None
 
     @property
     def grad_output(self) -> str:
@@ -150,48 +144,3 @@ class Judging:
         if isinstance(defaults, list):
             return [n for n in names[given:] if n in defaults]
         return []
-
-    # -- what stops a case from being judged -------------------------------------------------------------
-
-    def blocked(self, case: CaseView, part: str) -> Blocked | None:
-        """Why this case cannot be judged by a check of `part` ("forward", "backward", "second"), or None."""
-        m, name = case.measured, self.lookup
-        if "error" in m:
-            said, details = error_cause(m["error"], self, case)
-            return Blocked("forward", case.where + said, details, f"forward raises {m['error'].get('type')}")
-        out = m.get("output", {})
-        if out.get("type") != "Tensor":
-            hint = ""
-            if self.problem.kind == "callable" and self.problem.all_outputs:
-                hint = (f" (call {self.problem.all_outputs}.apply(x)[0]: the wrapper returns only the first "
-                        f"output)")
-            return Blocked("forward", case.where + f"{name} returned a {out.get('type')}, not a "
-                                                   f"Tensor{hint}.",
-                           short=f"{name} returns a {out.get('type')}, not a Tensor")
-        if part == "forward":
-            return None
-        shape, right = out.get("shape"), case.ref["output"]["shape"]
-        if shape != right:
-            return Blocked("forward", case.where + f"forward returned shape {shape} but the right output has "
-                                                   f"shape {right}.",
-                           short=f"forward returns shape {shape} instead of {right}")
-        if "backward_error" in m:
-            said, details = error_cause(m["backward_error"], self, case)
-            owner = "backward returns" if _validation_error(m["backward_error"]) else "gradient"
-            where = m["backward_error"].get("where", "backward")
-            return Blocked(owner, case.where + said, details,
-                           f"{where} raises {m['backward_error'].get('type')}")
-        if not out.get("has_grad_fn"):
-            return Blocked("gradient", case.where + f"{name}'s output has no grad_fn, so no gradient can "
-                                                    f"flow back through it (forward computed it outside "
-                                                    f"autograd's view, or returned a tensor made with "
-                                                    f".detach() or torch.no_grad()).",
-                           short="the output has no grad_fn")
-        return None
-
-
-def _validation_error(error: dict) -> bool:
-    """Autograd refused what backward returned (a count, a gradient for a non-tensor, a shape)."""
-    message = str(error.get("message", ""))
-    return any(p in message for p in ("incorrect number of gradients", "different than None at position",
-                                      "invalid gradient at index", "expected Variable or None"))

@@ -6,31 +6,32 @@ from __future__ import annotations
 
 from typing import Any
 
+from autograder.judge.checks import spec_of
 from autograder.measure import projections
-from autograder.measure.probe import explain, measure
+from autograder.measure.probe import measure, measure_in_full
 from autograder.measure.projections import directions_of
 
 
-def explain_plan(problem, data: dict, expected: list[dict] | None, seed: int = 0) -> dict | None:
+def plan_in_full(problem, data: dict, expected: list[dict] | None, seed: int = 0) -> dict | None:
     """Which cases to measure in full, from a first measurement and the reference's vector-Jacobian
-    products (`expected`, from reference.expectations; None: explain every failure found without them). Pure
+    products (`expected`, from reference.expectations; None: every failure found, without them). Pure
     arithmetic on plain data: the grader runs it, so reference answers never reach a worker. The judge
     explains a check's first failure, so one case in full for each order is enough."""
     cases = data.get("cases")
     if not isinstance(cases, list):
         return None
-    plan, explained = [], [False, False]
+    plan, measured_fully = [], [False, False]
     for i, case in enumerate(cases):
         expect = None if expected is None or i >= len(expected) else expected[i]
-        wanted = _worth_explaining(case, expect, seed, i)
-        first, second = (want and not done for want, done in zip(wanted, explained))
+        wanted = _worth_measuring_in_full(case, expect, seed, i)
+        first, second = (want and not done for want, done in zip(wanted, measured_fully))
         if first or second:
             plan.append([i, first, second])
-            explained = [explained[0] or first, explained[1] or second]
+            measured_fully = [measured_fully[0] or first, measured_fully[1] or second]
     return {"cases": plan} if plan else None
 
 
-def _worth_explaining(case: dict, expect: dict | None, seed: int, index: int) -> tuple[bool, bool]:
+def _worth_measuring_in_full(case: dict, expect: dict | None, seed: int, index: int) -> tuple[bool, bool]:
     """Whether to measure this case's first and second derivatives in full: where the projections
     disagree (so the judge can say where and how), or with nothing to compare them with. This only
     chooses what to measure; the verdicts are the judge's, from the projections and whatever else
@@ -46,7 +47,7 @@ def _worth_explaining(case: dict, expect: dict | None, seed: int, index: int) ->
     return first, second_worth
 
 
-def with_explanation(measured: dict, found: dict | None) -> dict:
+def with_measured_in_full(measured: dict, found: dict | None) -> dict:
     """The measurement with the failures measured in full merged in (both untrusted: anything malformed
     is left out, and the judge works from the projections alone)."""
     data = dict(measured)
@@ -67,9 +68,10 @@ def with_explanation(measured: dict, found: dict | None) -> dict:
 
 def probe(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int = 0,
           expected: list[dict] | None = None) -> dict:
-    """measure, plan and explain in one process: the inline check(), where the code measured is the
+    """measure, plan and measure in full in one process: the inline check(), where the code measured is the
     notebook's own, and the instructor's own answers (validate.py)."""
-    data = measure(problem, namespace, encoded_cases, seed)
-    plan = explain_plan(problem, data, expected, seed)
-    found = explain(problem, namespace, encoded_cases, seed, data, plan) if plan else None
-    return with_explanation(data, found)
+    spec = spec_of(problem)
+    data = measure(spec, namespace, encoded_cases, seed)
+    plan = plan_in_full(problem, data, expected, seed)
+    found = measure_in_full(spec, namespace, encoded_cases, seed, data, plan) if plan else None
+    return with_measured_in_full(data, found)

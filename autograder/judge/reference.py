@@ -13,7 +13,7 @@ from autograder.judge.untrusted import float64, matrices
 from autograder.measure import projections
 from autograder.measure.calls import call
 from autograder.measure.encoding import as_plain, decode_args, encode_args, inputs_of, plain, tensor_sizes
-from autograder.measure.explain import analytical_jacobian, backward_graph
+from autograder.measure.in_full import analytical_jacobian, backward_graph
 from autograder.measure.probe import learner_names
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def reference_vjps(problem: Problem, seed: int, index: int) -> list[list[list[fl
 
 @cache
 def expectations(problem: Problem, seed: int = 0) -> list[dict]:
-    """Per case, the reference's vector-Jacobian products, which plan.explain_plan compares a student's
+    """Per case, the reference's vector-Jacobian products, which plan.plan_in_full compares a student's
     with to decide what to measure in full."""
     return [{"vjps": reference_vjps(problem, seed, i)} for i in range(len(problem.cases))]
 

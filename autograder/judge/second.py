@@ -14,6 +14,7 @@ from autograder.judge.findings import Figure, Finding, fail, graph_figures, shap
 from autograder.judge.reference import reference_vjps
 from autograder.judge.untrusted import float64, lists
 from autograder.measure import projections
+from autograder.measure.contract import CompanionUse
 from autograder.measure.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
 
 if TYPE_CHECKING:
@@ -26,10 +27,10 @@ def judge_gradgradcheck(view: Judging) -> Finding | None:
     for case in view.cases:
         second = case.measured.get("second")
         if not isinstance(second, dict):
-            return fail(case.where + "no second derivatives were measured.")
+            return fail(case.intro + "no second derivatives were measured.")
         if "error" in second:
             text, details = error_cause(second["error"], view, case)
-            return fail(case.where + text, details or says, graph_figures(view))
+            return fail(case.intro + text, details or says, graph_figures(view))
         d = case.directions
         inputs = [len(u) for u in d.ux]
         second = dict(second, hvp=lists(second["hvp"], inputs + [len(d.v)]),
@@ -37,7 +38,7 @@ def judge_gradgradcheck(view: Judging) -> Finding | None:
         if not second.get("has_history") or projections.blind(second, d):
             also = (" The cause is told under companion used, with the graph."
                     if "companion used" in view.failed else "")
-            return fail(case.where + blind_cause(view, bool(second.get("has_history"))) + also, says,
+            return fail(case.intro + blind_cause(view, bool(second.get("has_history"))) + also, says,
                         graph_figures(view))
         said, figures = None, []
         if "analytical" in second and "numerical" in second:
@@ -59,7 +60,7 @@ def judge_gradgradcheck(view: Judging) -> Finding | None:
             if _float32_backward(view, case):
                 said += (" Your backward computes in float32 (see the note under gradient), and finite "
                          "differences of a float32 backward are too rough: compute in float64.")
-            return fail(case.where + said, says, figures + graph_figures(view))
+            return fail(case.intro + said, says, figures + graph_figures(view))
     return None
 
 
@@ -89,18 +90,16 @@ def _second_panels(view: Judging, case, analytical: torch.Tensor, numerical: tor
 
 def judge_companion(view: Judging) -> Finding | None:
     companion, name = view.problem.companion, view.lookup
-    measured = (view.data.get("checks") or {}).get("companion used")
-    if not isinstance(measured, dict):
+    measured = CompanionUse.from_plain(view.own("companion used"))
+    if measured is None:
         return fail(f"Whether {name}'s gradient goes through {companion} could not be measured.")
-    if "error" in measured:
-        text, details = error_cause(measured["error"], view, view.cases[0])
+    if measured.error is not None:
+        text, details = error_cause(measured.error, view, view.cases[0])
         return fail(f"{name}'s gradient could not be built with create_graph=True: {text}", details)
-    calls = [c for c in measured.get("calls") or [] if isinstance(c, list)]
-    if not measured.get("uses") and calls:
+    if not measured.uses and measured.calls:
         names = view.learner("companion", [])
-        kinds = calls[0]
-        detached = [names[k] if k < len(names) else f"argument {k + 1}" for k, kind in enumerate(kinds)
-                    if kind == "detached"]
+        detached = [names[k] if k < len(names) else f"argument {k + 1}"
+                    for k, kind in enumerate(measured.calls[0]) if kind == "detached"]
         how = (f"with {' and '.join(f'{n}.detach()' for n in detached)}, a copy without autograd history"
                if detached else "with tensors none of which requires grad")
         return fail(f"{name}.backward calls {companion}.apply, but {how}: autograd records a {companion} "
@@ -108,9 +107,9 @@ def judge_companion(view: Judging) -> Finding | None:
                     f"{companion} node and {companion}.backward never gives the second derivatives. Pass "
                     f"the tensors themselves, as ctx.saved_tensors gives them (no .detach(), no "
                     f"torch.no_grad()).", figures=graph_figures(view))
-    if not measured.get("uses"):
-        functions = [f for f in measured.get("functions") or [] if isinstance(f, str)]
-        found = f" (the Functions it goes through: {', '.join(functions)})" if functions else ""
+    if not measured.uses:
+        found = (f" (the Functions it goes through: {', '.join(measured.functions)})" if measured.functions
+                 else "")
         return fail(f"{name}'s gradient does not go through {companion}{found}: {name}.backward computes it "
                     f"itself, or calls {companion}.forward by hand. The exercise is to return "
                     f"{companion}.apply(...) from {name}.backward, so that autograd records a {companion} "

@@ -3,7 +3,7 @@
 This runs in the trusted process only: the reference is measured here with PyTorch's own operations
 (reference.py), and every comparison is made here on tensors rebuilt from plain data.
 
-Each check is one object of autograder/course/checks.py (its question, points, prerequisites and
+Each check is one object of checks.py (its question, points, prerequisites and
 judgement). `judge` runs a problem's checks in order on a `Judging` (judging.py), failing without points
 a check whose prerequisite failed, a check whose measurement never finished (a hang costs that part only),
 and a check a case cannot reach (forward raised: the cause is told once, under the check it belongs to,
@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from autograder.course.checks import BY_NAME
 from autograder.course.problems import Problem
+from autograder.judge.blocked import blocked as blocked_by
+from autograder.judge.checks import BY_NAME, checks_of, points_of
 from autograder.judge.findings import Figure, Finding, fail, torch_words
 from autograder.judge.judging import Judging
 from autograder.judge.reference import reference_data
@@ -47,29 +48,30 @@ class Verdicts:
 
     def __init__(self, problem: Problem):
         self.problem = problem
+        self.checks = checks_of(problem)
         self.failures: dict[str, tuple[str, str, list[Figure]]] = {}
         self.notes: dict[str, str] = {}
 
     def fail(self, check: str, message: str, details: str = "", figures: list[Figure] | None = None) -> None:
-        if check in self.problem.checks and check not in self.failures:
+        if check in self.checks and check not in self.failures:
             self.failures[check] = (message, details, figures or [])
 
     def fail_all(self, message: str, details: str = "", checks: list[str] | None = None) -> None:
         """The same cause for several checks: the details (a traceback) go with the first one only."""
-        for check in checks or self.problem.checks:
+        for check in checks or self.checks:
             self.fail(check, message, details)
             details = ""
 
     def results(self, passed_details: dict[str, str] | None = None) -> list[CheckResult]:
         out = []
         hints = getattr(self.problem, "hints", None) or {}
-        for check in self.problem.checks:
+        for check in self.checks:
             message, details, figures = self.failures.get(
                 check, (self.notes.get(check, ""), (passed_details or {}).get(check, ""), []))
             if check in self.failures and hints.get(check):
                 message = f"{message} {hints[check]}".strip()  # the instructor's own sentence
             out.append(CheckResult(self.problem.name, check, check not in self.failures,
-                                   self.problem.points_of(check), message, details, figures,
+                                   points_of(self.problem, check), message, details, figures,
                                    self.problem.hidden or check in self.problem.hidden_checks))
         return out
 
@@ -126,7 +128,7 @@ def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: V
     shown: set[str] = set()  # tracebacks already shown: one per failure
     told: dict[str, str] = {}
     drawn: set[str] = set()  # graphs already shown under an earlier check
-    for name in problem.checks:
+    for name in checks_of(problem):
         check = BY_NAME[name]
         unmet = [r for r in check.requires if r in verdicts.failures]
         if unmet:
@@ -157,15 +159,15 @@ def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: V
 def _blocked_finding(view: Judging, check, shown: set[str]) -> Finding | None:
     part = "backward" if check.part == "second" else check.part
     for case in view.cases:
-        blocked = view.blocked(case, part)
+        blocked = blocked_by(view, case, part)
         if blocked is None:
             continue
         if blocked.owner == check.name \
-                or (blocked.owner not in view.problem.checks and check.name == "forward"):
+                or (blocked.owner not in checks_of(view.problem) and check.name == "forward"):
             details = blocked.details if blocked.details not in shown else ""
             shown.add(blocked.details)
             return fail(blocked.message, details)
-        return fail(f"Not graded: {case.where[0].lower() + case.where[1:-2]}, {blocked.short} (see "
+        return fail(f"Not graded: {case.intro[0].lower() + case.intro[1:-2]}, {blocked.short} (see "
                     f"{blocked.owner}).")
     return None
 

@@ -98,5 +98,5 @@ def error_data(error: BaseException, where: str) -> dict:
                 lines.append(f"    {f['code']}")
         lines.append(f"{T.type(error).__name__}: {message}")
         text = "\n".join(lines)[-MAX_TEXT:]
-    return {"type": T.type(error).__name__, "message": message, "where": where, "traceback": text,
+    return {"type": T.type(error).__name__, "message": message, "raised_in": where, "traceback": text,
             "frames": frames}

@@ -1,17 +1,16 @@
-"""The graded checks that need calls of their own (beyond the measurements every problem gets), run in
-the worker beside the student's code, after the part of the measurement they follow.
+"""Measurements of the checks that need calls of their own (beyond the measurements every problem gets),
+run in the worker beside the student's code, after the part of the measurement they follow.
 
-What each check asks and how it is judged is its `Check` in autograder/course/checks.py, of the same name
-and part. The measuring half lives here because a worker never loads the judging code, and is fixed at
-import: workers start before any private file is read, so an instructor's check cannot add one.
+Each is named by its check's declaration (`Check.measure`, autograder/judge/checks.py), which the worker
+never loads: it is told which to run by its Spec. What one returns crosses the trust boundary as plain
+data, typed in contract.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from autograder.measure.calls import call, error_data, grad
 from autograder.measure.captured import T
+from autograder.measure.contract import CompanionUse
 from autograder.measure.encoding import as_plain, decode_args, is_tensor, make
 
 
@@ -38,9 +37,10 @@ def measure_companion(problem, obj, namespace: dict, encoded_cases: list, seed: 
                 uses = uses or cls is companion
                 found.append(str(getattr(cls, "__name__", "?"))[:40])
             todo.extend(parent for parent, _ in getattr(fn, "next_functions", ()))
-        return {"uses": uses, "functions": sorted(set(found))[:10], "calls": calls[:4]}
+        return CompanionUse(uses, tuple(sorted(set(found))[:10]),
+                            tuple(tuple(c) for c in calls[:4])).to_plain()
     except BaseException as error:  # noqa: BLE001 - student code failing is data
-        return {"error": error_data(error, "backward")}
+        return CompanionUse(error=error_data(error, "backward")).to_plain()
 
 
 class _CompanionCalls:
@@ -74,17 +74,3 @@ class _CompanionCalls:
     def __exit__(self, *exc):
         if self.original is not None:
             self.companion.forward = self.original
-
-
-# check name -> (the part it follows, its measurement):
-# measurement(problem, obj, namespace, encoded_cases, seed) -> plain data
-OWN: dict[str, tuple[str, Callable]] = {"companion used": ("second", measure_companion)}
-
-
-def measurements(problem) -> dict[str, list[tuple[str, Callable]]]:
-    """The checks of a problem that measure something of their own, by the part they follow."""
-    found: dict[str, list[tuple[str, Callable]]] = {}
-    for name, (part, measure) in OWN.items():
-        if name in problem.checks:
-            found.setdefault(part, []).append((name, measure))
-    return found

@@ -1,13 +1,13 @@
 """Measures a student's Function and returns raw numbers only: no comparison, no verdict.
 
 It runs where the student's code runs (a grading worker, or the notebook for the inline check): `measure`
-measures a problem in parts through random projections, `explain` measures in full what the grader asks
-(autograder/judge/plan.py decides that, from the reference's answers this side never sees). What it
-returns is plain data (lists, numbers, strings) that autograder/judge/ checks against the reference in a
-clean process. PyTorch is called through the entry points captured before any student code ran
-(captured.py); in a grading worker, whatever a call into the submission patched is put back before the
-next measurement (snapshot.py). This stops patching; it cannot stop code that shares the process from
-forging numbers outright (see autograder/sandbox/).
+measures a problem in parts through random projections, `measure_in_full` measures in full what the
+grader asks (autograder/judge/plan.py decides that, from the reference's answers this side never sees).
+What it returns is plain data (lists, numbers, strings; typed in contract.py) that autograder/judge/
+checks against the reference in a clean process. PyTorch is called through the entry points captured
+before any student code ran (captured.py); in a grading worker, whatever a call into the submission
+patched is put back before the next measurement (snapshot.py). This stops patching; it cannot stop code
+that shares the process from forging numbers outright (see autograder/sandbox/).
 """
 
 from __future__ import annotations
@@ -15,15 +15,16 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from autograder.measure import checks
 from autograder.measure.backward import backward_case, torch_checks, worth_quoting
 from autograder.measure.captured import T
-from autograder.measure.explain import backward_graph, explain_case
+from autograder.measure.contract import ProblemData
 from autograder.measure.forward import RecordingBackward, forward_case
+from autograder.measure.in_full import backward_graph, case_in_full
 from autograder.measure.modern import measure_extra
 from autograder.measure.projections import directions_of
 from autograder.measure.second import second_projections
 from autograder.measure.snapshot import guard
+from autograder.measure.spec import Spec
 
 
 def _function_of(problem, namespace: dict) -> tuple[Any, dict]:
@@ -75,15 +76,16 @@ def learner_names(problem, obj: Any, namespace: dict) -> dict:
     return {k: [n[:40] for n in v[:12]] for k, v in names.items()}
 
 
-def measure(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int = 0, report=None) -> dict:
+def measure(problem: Spec, namespace: dict, encoded_cases: list[list[Any]], seed: int = 0,
+            report=None) -> ProblemData:
     """Everything the judge needs about one problem in a submission's namespace, through random
     projections (projections.py): no reference is needed or known here. It is measured in parts, in the
     order of autograder.judge.verdicts.PARTS, and `report(data)` is called after each, so that a part
     that never finishes costs only the checks that need it. Which failures deserve to be measured in full
-    is decided by the grader (autograder/judge/plan.py), which then asks for `explain`."""
+    is decided by the grader (autograder/judge/plan.py), which then asks for `measure_in_full`."""
     obj, data = _function_of(problem, namespace)
     if obj is None:
-        return data
+        return data  # type: ignore[return-value]
     _reset_torch()
     guard()
     data["names"] = learner_names(problem, obj, namespace)
@@ -91,7 +93,7 @@ def measure(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int 
     recorded: list[Any] = []
     backward_owner = (obj if problem.kind == "function"
                       else namespace.get(next(iter(problem.also_functions), "")))
-    own = checks.measurements(problem)
+    own = problem.measurements()
 
     def done(part: str) -> None:
         data["parts"].append(part)
@@ -123,7 +125,7 @@ def measure(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int 
     return data
 
 
-def explain(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int, measured: dict,
+def measure_in_full(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int, measured: dict,
             plan: Any) -> dict:
     """What `plan` asks for, measured in full: whole Jacobians of the failing cases and the graph of the
     student's backward, as {"cases": {index: found}, "graph": ...}."""
@@ -138,7 +140,7 @@ def explain(problem, namespace: dict, encoded_cases: list[list[Any]], seed: int,
         try:
             i, first, second = int(entry[0]), bool(entry[1]), bool(entry[2])
             case = cases[i]
-            found["cases"][str(i)] = explain_case(problem, obj, encoded_cases[i], seed, i, first, second,
+            found["cases"][str(i)] = case_in_full(problem, obj, encoded_cases[i], seed, i, first, second,
                                                   case)
         except (IndexError, TypeError, ValueError, KeyError):
             continue

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
 
+from autograder.judge.checks import max_score
 from autograder.report.pages import templates
 
 NOT_LOADED = ("unreadable", "not graded")
@@ -209,7 +210,8 @@ def class_report(assignment, rows: list[tuple[str, dict]], standings: dict | Non
     except Exception as error:  # noqa: BLE001 - code the comparison cannot read costs its section only
         pairs, failed = [], type(error).__name__
     data["similar"] = [dataclasses.asdict(p) for p in pairs]
-    maxima = {p.name: p.max_score for p in assignment.problems}
+    total = max_score(assignment)
+    maxima = {p.name: max_score(p) for p in assignment.problems}
     totals = data["totals"]
     charts = {p: bars_svg(counts, f"submissions per score in {p} (out of {maxima[p]:g})")
               for p, counts in data["problems"].items()}
@@ -218,11 +220,11 @@ def class_report(assignment, rows: list[tuple[str, dict]], standings: dict | Non
     embedded = (json.dumps(shown, sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e")
                 .replace("&", "\\u0026"))
     return templates().get_template("class_report.html.j2").render(
-        assignment=assignment.name, max_score=assignment.max_score, data=data, maxima=maxima,
+        assignment=assignment.name, max_score=total, data=data, maxima=maxima,
         mean=sum(totals) / len(totals) if totals else 0.0,
-        full=sum(1 for t in totals if t >= assignment.max_score),
-        total_chart=bars_svg(_histogram(totals, assignment.max_score),
-                             f"submissions per total score (out of {assignment.max_score:g})"),
+        full=sum(1 for t in totals if t >= total),
+        total_chart=bars_svg(_histogram(totals, total),
+                             f"submissions per total score (out of {total:g})"),
         charts=charts, embedded=embedded, columns=columns, table=table,
         compared=0 if failed else len(codes or {}), failed=failed, pairs=pairs, groups=similar.groups(pairs),
         starter=starter_name, similar=similar, common=similar.common_count(len(codes or {})),

@@ -46,14 +46,14 @@ def templates():
     return env
 
 
-def html_report(results: list[CheckResult], title: str = "", show_hidden: bool = True,
+def checks_table_html(results: list[CheckResult], title: str = "", show_hidden: bool = True,
                 group: bool = False) -> str:
     """The pass/fail table with diagnoses and pictures, as an HTML fragment. With group (a feedback
     page), a message shared by several checks is one cause, said once above the table with the checks it
     affects."""
     shown = [r for r in results if show_hidden or not r.hidden]
     causes, cause_of = grouped(shown) if group else ([], {})
-    return templates().get_template("report.html.j2").render(
+    return templates().get_template("checks_table.html.j2").render(
         results=shown, title=title, causes=causes, numbers=[cause_of.get(id(r)) for r in shown])
 
 
@@ -115,7 +115,7 @@ def feedback_page(submission: str, assignment: str, results: list[CheckResult], 
         submission=submission, assignment=assignment, results=shown, output=output, about=list(about),
         cells=[c for c in cells if c not in skipped], skipped=skipped, hidden=hidden,
         score=sum(r.score for r in shown), max_score=sum(r.max_score for r in shown),
-        report=html_report(shown, group=True), standing=standing_html(None, bool(hidden)))
+        report=checks_table_html(shown, group=True), standing=standing_html(None, bool(hidden)))
 
 
 def standing_html(standing: Standing | None, hidden: bool) -> str:

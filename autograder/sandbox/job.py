@@ -191,7 +191,7 @@ class Job:
                 self.broken = f"could not be put in its container ({str(message.get('error'))[:300]})"
             elif event == "threads" and self.loaded and not self.stopped:
                 self.no_threads = True
-            elif event in ("measured", "explained") and self.current is not None \
+            elif event in ("measured", "measured in full") and self.current is not None \
                     and message.get("problem") == self.current.name and isinstance(message.get("data"), dict):
                 self.received(event, message["data"])
             elif event == "part" and self.current is not None and self.phase == "measure" \
@@ -222,11 +222,11 @@ class Job:
                 except Exception:  # noqa: BLE001 - malformed data: the judge says so; nothing to explain
                     plan = None
             if plan:
-                self.phase = "explain"
+                self.phase = "in full"
                 self.deadline = time.monotonic() + self.limits.problem_seconds
-                self.tell({"do": "explain", "problem": measure.name, "plan": plan})
+                self.tell({"do": "measure in full", "problem": measure.name, "plan": plan})
                 return
-        elif event == "explained" and self.phase == "explain":
+        elif event == "measured in full" and self.phase == "in full":
             self.outcome.explanations[measure.name] = data
         else:
             return

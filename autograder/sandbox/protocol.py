@@ -2,10 +2,10 @@
 
 Worker -> grader (its messages pipe): {"event": "cell", "index"}, {"event": "cell-error", ...},
 {"event": "loaded"}, {"event": "part", "problem", "data"} (the measurement so far, after each part),
-{"event": "measured", "problem", "data"}, {"event": "explained", "problem", "data"},
+{"event": "measured", "problem", "data"}, {"event": "measured in full", "problem", "data"},
 {"event": "threads"} (the worker could not leave the cells' threads behind).
-Grader -> worker (its control pipe): {"do": "measure", "problem"}, {"do": "explain", "problem", "plan"},
-{"do": "stop"}.
+Grader -> worker (its control pipe): {"do": "measure", "problem"},
+{"do": "measure in full", "problem", "plan"}, {"do": "stop"}.
 
 The grader drives: it asks for one problem at a time and sets every deadline itself, so that nothing a
 worker writes can move one. What a worker says is data about its own submission, never trusted further.

@@ -20,7 +20,7 @@ import traceback
 import types
 from typing import Any
 
-from autograder.measure.probe import explain, measure
+from autograder.measure.probe import measure, measure_in_full
 from autograder.measure.snapshot import Snapshot, activate
 from autograder.measure.spec import Spec
 from autograder.sandbox.confine import PR_SET_PDEATHSIG, prctl
@@ -195,7 +195,7 @@ def run(messages: int, control: int, payload: dict, snapshot: Snapshot) -> None:
         me = _getpid()
     measured: dict[str, dict] = {}
     command = first
-    while command is not None and command.get("do") in ("measure", "explain"):
+    while command is not None and command.get("do") in ("measure", "measure in full"):
         restore()
         clear_interpreter_hooks()
         name = command.get("problem")
@@ -211,8 +211,9 @@ def run(messages: int, control: int, payload: dict, snapshot: Snapshot) -> None:
                 measured[name] = data = measure(spec, namespace, cases, seed, report)
                 event = "measured"
             else:
-                data = explain(spec, namespace, cases, seed, measured.get(name, {}), command.get("plan"))
-                event = "explained"
+                data = measure_in_full(spec, namespace, cases, seed, measured.get(name, {}),
+                                       command.get("plan"))
+                event = "measured in full"
             if _getpid() != me:  # the Function forked, and its copy came back here
                 _exit(0)
             restore()

@@ -8,7 +8,9 @@ import pytest
 
 from autograder.course.assignments.registry import UnknownProblem, for_notebooks, load
 from autograder.inline import check
+from autograder.judge.checks import max_score
 from autograder.judge.reference import reference_data
+from autograder.judge.validate import InvalidAssignment, validate
 from autograder.judge.verdicts import judge
 from tests.conftest import ALICE, HIDDEN_TESTS, ROOT, autograder
 
@@ -41,7 +43,7 @@ def test_hidden_check_is_graded_but_not_shown_by_check(alice, notebook_extra):
     problem = for_notebooks().find_problem("Exp")
     graded = judge(problem, {"defined": False})
     assert [r.hidden for r in graded if r.check == "gradgradcheck"] == [True]
-    assert sum(r.max_score for r in graded) == problem.max_score  # it still counts
+    assert sum(r.max_score for r in graded) == max_score(problem)  # it still counts
     report = check(alice["Exp"])
     assert report.passed
     shown = [r.check for r in report.results]
@@ -65,8 +67,10 @@ def test_hiding_something_that_does_not_exist_says_what_exists():
     registry = load()
     with pytest.raises(LookupError, match="its problems are KillHead, MyReLU"):
         registry.hide("custom-functions", "Expo")
-    with pytest.raises(LookupError, match="its checks are .*gradgradcheck"):
-        registry.hide("custom-functions", "Exp: gradgradchek")
+    registry.hide("custom-functions", "Exp: gradgradchek")  # a check's name is known to the judgement
+    with pytest.raises(InvalidAssignment, match="'gradgradchek', which the problem does not ask; it asks .*"
+                                                "gradgradcheck"):
+        validate(registry.find_assignment("custom-functions"))
 
 
 def test_example_file_adds_a_hidden_problem_on_other_shapes(alice, notebook_extra):

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from autograder.course.assignments.registry import BUILTIN
+from autograder.judge.checks import max_score
 from tests.conftest import ROOT, autograder
 
 pytestmark = pytest.mark.slow
@@ -24,5 +25,5 @@ def test_solution_full_marks_student_zero(tmp_path, assignment):
     failed = [t["name"] + ": " + t["output"][:300] for t in graded["solution"]["tests"]
               if t["status"] != "passed"]
     assert not failed, failed
-    assert graded["solution"]["score"] == assignment.max_score
+    assert graded["solution"]["score"] == max_score(assignment)
     assert graded["student"]["score"] == 0

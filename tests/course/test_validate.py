@@ -117,7 +117,7 @@ def test_every_assignments_fingerprint_is_the_same_in_two_fresh_interpreters():
     """A result's key holds the assignment's fingerprint: if it changed from one run to the next (a memory
     address in a definition, e.g. a lambda's repr), every re-run would grade everything again."""
     code = ("from autograder.course.assignments.registry import load\n"
-            "from autograder.course.fingerprint import fingerprint\n"
+            "from autograder.judge.fingerprint import fingerprint\n"
             "registry = load([])\n"
             "print(sorted((a.name, fingerprint(a)) for a in registry.assignments.values()))")
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

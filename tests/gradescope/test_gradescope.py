@@ -23,9 +23,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from autograder.course.assignments.registry import load
 from autograder.gradescope.feedback import Pictures, render_test
 from autograder.gradescope.results import results_document
 from autograder.gradescope.settings import Settings
+from autograder.judge.checks import max_score
 from autograder.judge.findings import Figure
 from autograder.judge.verdicts import CheckResult
 from autograder.report.files import Graded
@@ -136,7 +138,7 @@ def test_archive_holds_what_gradescope_needs(archive):
         assert script in names and modes[script] & 0o111, script
     assert {"requirements.txt", "autograder/__init__.py", "autograder/gradescope/__init__.py",
             "autograder/sandbox/pool.py", "autograder/course/assignments/custom_functions.py",
-            "autograder/report/templates/report.html.j2"} <= set(names)
+            "autograder/report/templates/checks_table.html.j2"} <= set(names)
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc") or n.startswith("/")]
     assert settings["assignment"] == "custom-functions"
     assert settings["extra"] == ["extra/1-hidden_tests_example.py"] and settings["extra"][0] in names
@@ -245,7 +247,8 @@ def test_right_submission_gets_full_marks_hidden_tests_included(graded):
     document = results(graded, "right")
     tests = by_name(document)
     assert all(t["status"] == "passed" for t in document["tests"])
-    assert document["score"] == sum(t["max_score"] for t in document["tests"]) == 62
+    with_hidden = load([HIDDEN_TESTS]).find_assignment("custom-functions")
+    assert document["score"] == sum(t["max_score"] for t in document["tests"]) == max_score(with_hidden)
     assert tests["Exp: gradgradcheck"]["visibility"] == "hidden"
     assert tests["LinearFunction, other shapes: gradient"]["visibility"] == "hidden"
     assert tests["Exp: gradcheck"]["visibility"] == "visible"

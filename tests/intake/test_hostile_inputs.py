@@ -136,7 +136,7 @@ def write_class(base: Path) -> Path:
     return subs
 
 
-class Batch:
+class BatchRun:
     def __init__(self, out: Path, canvas: Path, run: subprocess.CompletedProcess):
         self.out, self.canvas, self.run = out, canvas, run
 
@@ -151,7 +151,7 @@ class Batch:
 
 
 @pytest.fixture(scope="module")
-def batch(tmp_path_factory) -> Batch:
+def batch(tmp_path_factory) -> BatchRun:
     if not shutil.which("dot"):
         pytest.skip("Graphviz's dot is missing")
     base = tmp_path_factory.mktemp("hostile-inputs")
@@ -160,7 +160,7 @@ def batch(tmp_path_factory) -> Batch:
     canvas = out / "canvas.csv"  # the Canvas import beside grades.csv, where a student's id must not land
     run = autograder("grade", "--assignment", "custom-functions", "--out", out, "--jobs", "2", "--quiet",
                      "--canvas", canvas, subs, cwd=base, timeout=1800)
-    return Batch(out, canvas, run)
+    return BatchRun(out, canvas, run)
 
 
 def test_batch_grades_every_submission(batch):

@@ -16,11 +16,12 @@ import pytest
 from autograder.course import find_assignment
 from autograder.intake.layouts import uploads
 from autograder.intake.loader import load
+from autograder.judge.checks import max_score
 from tests.conftest import EXAMPLES, autograder, notebook
 
 ALICE, BOB = (EXAMPLES / "alice.py").read_text(), (EXAMPLES / "bob.py").read_text()
 LESSON = ("02-custom-functions", "custom-functions")
-FULL = find_assignment("custom-functions").max_score
+FULL = max_score(find_assignment("custom-functions"))
 PROBLEMS = tuple(p.lookup for p in find_assignment("custom-functions").problems)
 IMPORTS = "from helpers import KillHead, MyReLU, Exp, LinearFunction\n"
 METADATA = """\
@@ -347,4 +348,4 @@ def test_an_unreadable_file_is_named_without_the_instructors_path(tmp_path, monk
     monkeypatch.setattr(files.os, "open", denied)
     (sub,) = load([folder])
     assert sub.unreadable and sub.error == "hw.ipynb could not be read (Permission denied)."
-    assert str(tmp_path) in sub.where  # for the instructor's list only
+    assert str(tmp_path) in sub.found_at  # for the instructor's list only

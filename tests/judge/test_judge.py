@@ -95,7 +95,7 @@ def test_an_intermediate_without_history_is_named():
     import torch
 
     from autograder.course import Case, Problem, TensorSpec
-    from autograder.course.validate import grade_in_process
+    from autograder.judge.validate import grade_in_process
 
     swish = Problem(name="Swish", summary="x * sigmoid(x)", reference=lambda x: x * torch.sigmoid(x),
                     cases=(Case((TensorSpec((3, 4)),)), Case((TensorSpec((5,)),))), double_backward=True,

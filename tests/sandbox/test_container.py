@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from autograder.course import find_assignment
+from autograder.judge.checks import max_score
 from autograder.sandbox import Limits, Task, run_all
 from tests.conftest import ALICE, ROOT
 from tests.sandbox.ordinary_user import ordinary_user, why_not
@@ -136,7 +138,7 @@ def test_a_worker_has_no_network(seen):
 
 # -- one batch of attacks among honest submissions, as root and as an ordinary user -----------------
 
-class Batch:
+class BatchRun:
     def __init__(self, out: Path, run: subprocess.CompletedProcess, ids: list[str], survivors: list[str],
                  mode: str):
         self.out, self.run, self.ids, self.survivors, self.mode = out, run, ids, survivors, mode
@@ -179,7 +181,7 @@ def _submissions(folder: Path, socket_path: Path, secret_file: Path, home: Path,
 
 
 @pytest.fixture(scope="module", params=["root", "user"])
-def batch(request, tmp_path_factory) -> Batch:
+def batch(request, tmp_path_factory) -> BatchRun:
     mode = request.param
     if mode == "root" and os.geteuid() != 0:
         pytest.skip("grading as root needs root")
@@ -230,7 +232,7 @@ def batch(request, tmp_path_factory) -> Batch:
             subprocess.run(["losetup", "--detach", loop], check=False)
     assert run.returncode == 0, run.stderr[-3000:]
     survivors = json.loads((base / "survivors.json").read_text())
-    return Batch(base / "out", run, ids, survivors, mode)
+    return BatchRun(base / "out", run, ids, survivors, mode)
 
 
 def test_the_batch_grades_everyone_and_every_attacker_keeps_full_marks(batch):
@@ -355,7 +357,7 @@ def test_no_isolation_grades_and_says_so_everywhere(refusing):
     assert "WITHOUT a container" in run.stderr
     result = json.loads((base / "out1" / "alice" / "results.json").read_text())
     assert result["extra_data"]["isolation"].startswith("none: ")
-    assert result["score"] == 50
+    assert result["score"] == max_score(find_assignment("custom-functions"))
     assert "Not isolated" in (base / "out1" / "report.html").read_text()
 
 

@@ -37,7 +37,7 @@ WITHOUT_CONTAINER = ["background", "write_output", "kill_grader", "fork_once", "
 MODES = ["root", "user", "user-no-isolation"]
 
 
-class Batch:
+class BatchRun:
     """One graded batch: the result files, and what the grader left running or wrote where it should not."""
 
     def __init__(self, out: Path, cwd: Path, run: subprocess.CompletedProcess, submissions: list[str]):
@@ -95,7 +95,7 @@ def class_folders(base: Path, files: list[Path]) -> list[Path]:
 
 
 @pytest.fixture(scope="module", params=MODES)
-def batch(request, tmp_path_factory) -> Batch:
+def batch(request, tmp_path_factory) -> BatchRun:
     mode = request.param
     if mode != "root" and (reason := why_not()):
         pytest.skip(reason)
@@ -118,13 +118,13 @@ def batch(request, tmp_path_factory) -> Batch:
         user.own(base)
     run = grade(base, out, cwd, paths, mode)
     assert run.returncode == 0, run.stderr[-3000:]
-    batch = Batch(out, cwd, run, names + ["alice", "alice-2"])
+    batch = BatchRun(out, cwd, run, names + ["alice", "alice-2"])
     batch.survivors = json.loads((base / "survivors.json").read_text())
     batch.mode = mode
     return batch
 
 
-def assert_all_failed(batch: Batch, sid: str, *phrases: str, problems=PROBLEMS) -> None:
+def assert_all_failed(batch: BatchRun, sid: str, *phrases: str, problems=PROBLEMS) -> None:
     for problem in problems:
         for test in batch.problem(sid, problem):
             assert test["status"] == "failed" and test["score"] == 0, (sid, test)
@@ -136,7 +136,7 @@ def assert_all_failed(batch: Batch, sid: str, *phrases: str, problems=PROBLEMS) 
 FORWARD_PART = ("is a Function", "forward", "inputs unchanged", "save_for_backward")
 
 
-def assert_backward_failed(batch: Batch, sid: str, phrase: str, problem: str) -> None:
+def assert_backward_failed(batch: BatchRun, sid: str, phrase: str, problem: str) -> None:
     """A hang or a crash inside one problem's backward costs that part only: the checks measured before it
     keep their points, every other check of the problem fails, naming the cause (or its prerequisite)."""
     for test in batch.problem(sid, problem):
@@ -148,20 +148,20 @@ def assert_backward_failed(batch: Batch, sid: str, phrase: str, problem: str) ->
                 (sid, test["name"], test["output"])
 
 
-def assert_full_marks(batch: Batch, sid: str, problems=PROBLEMS) -> None:
+def assert_full_marks(batch: BatchRun, sid: str, problems=PROBLEMS) -> None:
     for problem in problems:
         for test in batch.problem(sid, problem):
             assert test["status"] == "passed" and test["score"] == test["max_score"], (sid, test)
 
 
-def assert_scores_like(batch: Batch, sid: str, control: str) -> None:
+def assert_scores_like(batch: BatchRun, sid: str, control: str) -> None:
     """Tampering gains nothing: check for check, the same verdicts as the same Functions untampered."""
     mine, plain = batch.tests(sid), batch.tests(control)
     assert {n: t["status"] for n, t in mine.items()} == {n: t["status"] for n, t in plain.items()}
     assert batch.results(sid)["score"] == batch.results(control)["score"]
 
 
-def left_running(batch: Batch) -> list[str]:
+def left_running(batch: BatchRun) -> list[str]:
     """What the batch's grader left running when it ended (tests/sandbox/survivors.py)."""
     return batch.survivors
 

@@ -54,7 +54,7 @@ def slowest_path(clock: Clock, pid: int) -> float:
         if len(job.todo) > 1:
             job.expire()  # the explanation runs out of time: the worker is killed
         else:
-            job.handle({"event": "explained", "problem": job.current.name, "data": {}})
+            job.handle({"event": "measured in full", "problem": job.current.name, "data": {}})
             clock.now = job.deadline  # the grace to stop, to its end
             job.expire()
         previous = job.finish(None, set(), 9)

@@ -111,6 +111,10 @@ class Page:
             route.abort("blockedbyclient")
 
     def _failed(self, request):
+        # Sphinx's search fetches every result page for its snippet; a click on the first result leaves
+        # while the others load, which aborts them: not a missing file (that is an HTTP error above).
+        if request.failure == "net::ERR_ABORTED" and request.resource_type in ("fetch", "xhr"):
+            return
         if is_local(request.url):
             self.problems.append(f"failed to load {request.url}: {request.failure}")
 

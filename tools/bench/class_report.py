@@ -74,10 +74,12 @@ class KillHead(Function):
 
 
 def results_of(assignment, passes: dict[str, bool], sid: str) -> dict:
-    tests = [{"name": f"{p.name}: {c}", "score": p.points_of(c) if passes[p.name] else 0.0,
-              "max_score": p.points_of(c), "status": "passed" if passes[p.name] else "failed",
+    from autograder.judge.checks import checks_of, points_of
+
+    tests = [{"name": f"{p.name}: {c}", "score": points_of(p, c) if passes[p.name] else 0.0,
+              "max_score": points_of(p, c), "status": "passed" if passes[p.name] else "failed",
               "output": "" if passes[p.name] else f"The gradient of {p.name} has the wrong sign at 0.5."}
-             for p in assignment.problems for c in p.checks]
+             for p in assignment.problems for c in checks_of(p)]
     return {"score": sum(t["score"] for t in tests), "tests": tests,
             "extra_data": {"submission": sid, "file": f"{sid}.ipynb", "status": "graded"}}
 

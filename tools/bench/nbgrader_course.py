@@ -66,6 +66,7 @@ def source_notebook(assignment, seed: int):
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+    from autograder.judge.checks import max_score
     from autograder.judge.reference import encoded_cases
 
     title = "# Lesson 2: writing a custom Function\n\nImplement the four Functions below."
@@ -83,7 +84,7 @@ def source_notebook(assignment, seed: int):
         cells.append(new_code_cell(
             f"# {problem.name} is graded by hidden tests.\n"
             f"### BEGIN HIDDEN TESTS\n{hidden}\n### END HIDDEN TESTS",
-            metadata=_meta(f"{problem.name}-tests", grade=True, locked=True, points=problem.max_score)))
+            metadata=_meta(f"{problem.name}-tests", grade=True, locked=True, points=max_score(problem))))
     nb = new_notebook(cells=cells, metadata={
         "kernelspec": {"name": KERNEL, "display_name": "Python 3 (bench)", "language": "python"},
         "language_info": {"name": "python"}})

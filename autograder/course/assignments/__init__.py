@@ -19,10 +19,3 @@ class Assignment:
     # Modules the lesson's notebook imports beyond torch and numpy: the grader loads them once, so that
     # every worker it forks has them instead of importing them again for each submission.
     preload: tuple[str, ...] = ()
-
-    @property
-    def max_score(self) -> float:
-        return sum(p.max_score for p in self.problems)
-
-    def to_dict(self) -> dict:
-        return {"name": self.name, "problems": [p.name for p in self.problems], "max_score": self.max_score}

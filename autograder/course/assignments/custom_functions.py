@@ -8,7 +8,7 @@ import torch
 from torch.autograd import Function
 
 from autograder.course.assignments import Assignment
-from autograder.course.problems import Case, Problem, TensorSpec
+from autograder.course.problems import Case, FixedTensor, Kink, Problem, TensorSpec
 
 
 def kill_head(x, n):
@@ -98,7 +98,12 @@ MYRELU = Problem(
     name="MyReLU",
     summary="max(x, 0) elementwise",
     reference=lambda x: x.clamp(min=0),
-    cases=(Case((TensorSpec((3, 5), avoid=(0.0,)),)), Case((TensorSpec((7,), avoid=(0.0,)),))),
+    # Random inputs keep away from the kink at 0; the last case sits on it, where the exercise allows any
+    # derivative from 0 (torch.relu) to 1 (grad_output kept, as the exercise does).
+    cases=(Case((TensorSpec((3, 5), avoid=(0.0,)),)), Case((TensorSpec((7,), avoid=(0.0,)),)),
+           Case((FixedTensor((0.0, 0.6, -0.4, 0.0, 0.9, -0.8, 0.0)),))),
+    kinks=(Kink(0.0, 0.0, 1.0, "any value from 0 to 1 (0 as torch.relu does, or 1: grad_output kept, as the "
+                               "exercise does)"),),
     saves=True,
     solution=MyReLU,
     elementwise=True,

@@ -105,12 +105,9 @@ class Registry:
             problem = problems[name]
             if not check:
                 self._replace(assignment, problem, dataclasses.replace(problem, hidden=True))
-            elif check in problem.checks:
+            else:  # a check the problem does not ask is named by validate (judge/validate.py)
                 hidden = frozenset(problem.hidden_checks | {check})
                 self._replace(assignment, problem, dataclasses.replace(problem, hidden_checks=hidden))
-            else:
-                raise LookupError(f"hide({assignment!r}, {target!r}): {name} has no check {check!r}; its "
-                                  f"checks are {', '.join(problem.checks)}.")
 
     def add_problem(self, assignment: str, problem: Problem) -> None:
         """Adds a problem to an assignment (pass hidden=True to Problem to grade it without showing it)."""
@@ -251,8 +248,8 @@ def _registers_nothing(path: Path, namespace: dict) -> str:
 
     problems = {k: v for k, v in namespace.items() if isinstance(v, Problem) and not k.startswith("_")}
     assignments = [k for k, v in namespace.items() if isinstance(v, Assignment) and not k.startswith("_")]
-    defined = [f"{k} = Problem(name={v.name!r}, ...)" + (f" at line {v.where[1]}" if v.where
-                                                         and v.where[0] == str(path) else "")
+    defined = [f"{k} = Problem(name={v.name!r}, ...)" + (f" at line {v.written_at[1]}" if v.written_at
+                                                         and v.written_at[0] == str(path) else "")
                for k, v in problems.items()] + [f"{k} = Assignment(...)" for k in assignments]
     if not defined:
         return (f"The extra assignments file {path} registers nothing: it calls none of add_problem, "

@@ -5,9 +5,10 @@ import json
 import torch
 from torch.autograd import Function
 
+import autograder.judge.checks
 import autograder.judge.verdicts
 import autograder.measure.captured
-import autograder.measure.explain
+import autograder.measure.in_full
 import autograder.measure.probe
 import autograder.sandbox
 import autograder.sandbox.worker
@@ -24,7 +25,8 @@ def reference_like(problem, namespace, encoded_cases, seed=0):
 
 def all_passed(problem, data, seed=0):
     result = autograder.judge.verdicts.CheckResult
-    return [result(problem.name, c, True, problem.points[c]) for c in problem.checks]
+    checks = autograder.judge.checks
+    return [result(problem.name, c, True, checks.points_of(problem, c)) for c in checks.checks_of(problem)]
 
 
 def forged_dumps(message, *args, **kwargs):
@@ -45,7 +47,7 @@ def cheat():
     p.measure = reference_like
     autograder.sandbox.worker.measure = reference_like
     p.forward_case = lambda problem, obj, encoded: reference_like(problem, {}, [])["cases"][0]
-    autograder.measure.explain.analytical_jacobian = lambda out, tensors: [[[0.0]]]
+    autograder.measure.in_full.analytical_jacobian = lambda out, tensors: [[[0.0]]]
     autograder.measure.captured.T.grad = lambda *args, **kwargs: (None,) * 4
     autograder.sandbox._probe = reference_like
     autograder.sandbox._dumps = forged_dumps

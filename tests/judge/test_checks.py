@@ -5,13 +5,15 @@ import json
 
 import pytest
 
-from autograder.course import checks
 from autograder.course.assignments.registry import find_problem
-from autograder.course.checks import Check, add_check
 from autograder.intake.loader import expected_errors
+from autograder.judge import checks
+from autograder.judge.checks import Check, add_check, checks_of, max_score, spec_of
 from autograder.judge.findings import note
 from autograder.judge.verdicts import judge
+from autograder.measure.checks import measure_companion
 from autograder.measure.probe import measure
+from autograder.measure.spec import Spec
 from tests.conftest import ROOT, autograder, notebook
 from tests.judge.test_judge import by_check, run_check
 from tests.wrong_functions import CASES, RIGHT
@@ -32,27 +34,33 @@ def test_a_new_check_is_one_object(restore_checks):
     def odd_columns(view):
         return note("this grader's own remark") if view.lookup == "KillHead" else None
 
+    problem = find_problem("KillHead")
+    total = max_score(problem)
     add_check(Check("instructor's remark", "an instructor's own question", 4, odd_columns, "forward",
                     requires=("forward",), applies=lambda p: p.name == "KillHead"), before="gradcheck")
-    problem = find_problem("KillHead")
-    assert problem.checks[-2:] == ["instructor's remark", "gradcheck"]
-    assert problem.max_score == 15
+    assert checks_of(problem)[-2:] == ["instructor's remark", "gradcheck"]
+    assert max_score(problem) == total + 4
     right = next(source for name, source in RIGHT if name == "KillHead")
     row = by_check(run_check("KillHead", right))["instructor's remark"]
     assert row.passed and row.max_score == 4 and "this grader's own remark" in row.message
-    assert "instructor's remark" not in find_problem("MyReLU").checks
+    assert "instructor's remark" not in checks_of(find_problem("MyReLU"))
     with pytest.raises(ValueError, match="already a check"):
         add_check(Check("gradient", "again", 1, odd_columns))
+    with pytest.raises(ValueError, match="measurement of its own"):
+        add_check(Check("own calls", "a private measurement", 1, odd_columns, "backward",
+                        measure=measure_companion))
 
 
-def test_a_check_measured_in_the_worker_is_a_check_of_the_same_part():
-    """Does every measurement a worker runs for a check of its own (autograder/measure/checks.py) belong to
-    a graded check that follows the same part of the measurement?"""
-    from autograder.measure.checks import OWN
-
-    assert OWN
-    for name, (part, _) in OWN.items():
-        assert checks.BY_NAME[name].part == part, name
+def test_a_checks_own_measurement_is_named_by_its_declaration_alone():
+    """Does a check's declaration (Check.measure) alone tell the worker what to run, after which part, and
+    does the worker refuse a measurement from outside autograder/measure/?"""
+    spec = Spec.from_dict(json.loads(json.dumps(spec_of(find_problem("Cube")).to_dict())))  # as sent
+    companion = checks.BY_NAME["companion used"]
+    assert spec.measurements() == {companion.part: [("companion used", measure_companion)]}
+    assert spec_of(find_problem("MyReLU")).measurements() == {}
+    forged = Spec.from_dict(dict(spec.to_dict(), own=[["x", "second", "autograder.judge.checks", "ALL"]]))
+    with pytest.raises(ValueError, match="not in autograder/measure/"):
+        forged.measurements()
 
 
 def test_a_check_whose_prerequisite_failed_earns_nothing(restore_checks):
@@ -73,7 +81,7 @@ def test_a_part_that_never_finished_costs_its_checks_only():
     from autograder.judge.reference import encoded_cases
 
     parts = []
-    measure(problem, namespace, encoded_cases(problem),
+    measure(spec_of(problem), namespace, encoded_cases(problem),
             report=lambda data: parts.append(json.loads(json.dumps(data))))
     after_forward = dict(parts[0], stopped="within 20 s")
     assert after_forward["parts"] == ["forward"] and "vjp" not in after_forward["cases"][0]

@@ -30,8 +30,9 @@ from typing import Any
 
 import torch
 
-from autograder.course.kinks import kinks
-from autograder.course.problems import CHECKS, DTYPES, EXTRA_CHECKS, Problem, TensorSpec
+from autograder.course.problems import DTYPES, Problem, TensorSpec
+from autograder.judge.checks import BY_NAME, EXTRA, checks_of, points_of
+from autograder.judge.reference_kinks import kinks
 from autograder.measure import calls
 from autograder.measure.encoding import decode_args, differentiable
 
@@ -49,7 +50,7 @@ def _where(assignment, problem: Problem, origins: dict | None) -> str:
     """"Problem 'X' of A (from hidden.py, line 12)": the file that added it and the line it is written on
     (a problem of this package's own is named without)."""
     origin = (origins or {}).get((assignment.name, problem.name))
-    file, line = problem.where or ("", 0)
+    file, line = problem.written_at or ("", 0)
     where = [f"from {origin}"] if origin else []
     if file and not str(Path(file).resolve()).startswith(PACKAGE):
         where.append(f"line {line}" if file == origin else f"written in {file}, line {line}")
@@ -101,22 +102,22 @@ def _structure(problem: Problem) -> str:
                 f"entry=\"...\" (the class or function students define).")
     if not callable(problem.reference):
         return "its reference is not callable: give a function computing the right answer with torch."
-    unknown = [c for c in (*problem.skip, *problem.points, *problem.hints) if c not in CHECKS]
+    unknown = [c for c in (*problem.skip, *problem.points, *problem.hints) if c not in BY_NAME]
     if unknown:
-        return f"there is no check {unknown[0]!r}; the checks are {', '.join(CHECKS)}."
-    unknown = [c for c in problem.extra_checks if c not in EXTRA_CHECKS]
+        return f"there is no check {unknown[0]!r}; the checks are {', '.join(BY_NAME)}."
+    unknown = [c for c in problem.extra_checks if c not in EXTRA]
     if unknown:
-        return f"extra_checks may hold {', '.join(EXTRA_CHECKS)}, not {unknown[0]!r}."
-    if not problem.checks:
+        return f"extra_checks may hold {', '.join(EXTRA)}, not {unknown[0]!r}."
+    if not checks_of(problem):
         return "it asks no check: skip leaves none."
-    wrong = [c for c in problem.hidden_checks if c not in problem.checks]
+    wrong = [c for c in problem.hidden_checks if c not in checks_of(problem)]
     if wrong:
         return (f"hidden_checks names {wrong[0]!r}, which the problem does not ask; it asks "
-                f"{', '.join(problem.checks)}.")
-    for check in problem.checks:
-        if not _number(problem.points_of(check)) or problem.points_of(check) < 0:
+                f"{', '.join(checks_of(problem))}.")
+    for check in checks_of(problem):
+        if not _number(points_of(problem, check)) or points_of(problem, check) < 0:
             return (f"the points of {check!r} must be a number of at least 0, not "
-                    f"{problem.points_of(check)!r}.")
+                    f"{points_of(problem, check)!r}.")
     for check, hint in problem.hints.items():
         if not isinstance(hint, str):
             return f"the hint for {check!r} must be a sentence (a str), not {type(hint).__name__}."
@@ -176,7 +177,7 @@ def _spec(spec: TensorSpec) -> str:
 # -- the reference ----------------------------------------------------------------------------------
 
 def _asks_gradients(problem: Problem) -> bool:
-    return any(c in problem.checks for c in GRADIENT_CHECKS)
+    return any(c in checks_of(problem) for c in GRADIENT_CHECKS)
 
 
 def _reference(problem: Problem, seed: int) -> str:
@@ -323,7 +324,7 @@ SELF_TESTED = ("is a Function", "forward", "inputs unchanged", "backward returns
 
 
 def _self_test(problem: Problem, seed: int) -> str:
-    core = [c for c in problem.checks if c in SELF_TESTED]
+    core = [c for c in checks_of(problem) if c in SELF_TESTED]
     if problem.extra_checks:  # not measured on a generic Function, which cannot have them
         problem = dataclasses.replace(problem, extra_checks=())
     try:

@@ -1,28 +1,32 @@
-"""The graded checks: each one object with its question, points, prerequisites and how it judges and
-explains. Adding a check touches this file: a `Check` in `ALL`, in the order rows are reported, its
-judgement in autograder/judge/ (and, for one that needs calls of its own, its measurement in
-autograder/measure/checks.py). (An instructor adds one with `add_check` from a private file; see
-docs/instructors.md.)
+"""The graded checks, each declared once here: its name, the question it asks, its points, the part of
+the measurement it needs, its own measurement when it has one, its judgement and its prerequisites.
+Adding a check is one `Check` in `ALL` (in the order rows are reported) and its test; its judgement is a
+function of autograder/judge/ and, for a check that needs calls of its own, its measurement a function of
+autograder/measure/ named in `measure` (the worker is told which to run by `spec_of`, never loading this
+file). An instructor adds one with `add_check` from a private file (docs/instructors.md).
 
-How a check is run:
-- `part` is the part of the measurement it needs (judge/verdicts.PARTS: "forward", "backward", "second",
+How a check is run (verdicts.judge):
+- `part` is the part of the measurement it needs (verdicts.PARTS: "forward", "backward", "second",
   "extra", or "" for none): when that part never finished (a hang), the check fails, and only it;
 - `requires` names checks that must pass first: a check whose prerequisite failed earns nothing (no
   second-derivative points for a wrong first derivative);
 - most checks judge the shared measurements of autograder/measure/ (each case's output, vector-Jacobian
-  products, finite differences, what forward kept); one that needs calls of its own has them in
-  autograder/measure/checks.py, run in the worker after its part, beside the student's code, returning
-  plain data (data["checks"][name]): the worker never loads this file or the judging code;
-- `judge(view)` runs in the grader with the reference (judge/judging.Judging) and returns a
-  judge/findings.Finding (failed: the cause in one sentence, and pictures) or None (passed); `note(...)`
-  passes with a remark that costs nothing, for an observation that changes no result.
+  products, finite differences, what forward kept); `measure`, when given, is called in the worker after
+  `part`, beside the student's code: measurement(problem, obj, namespace, encoded_cases, seed) -> plain
+  data, which the judgement reads with `Judging.own(name)`;
+- `judge(view)` runs in the grader with the reference (judging.Judging) and returns a findings.Finding
+  (failed: the cause in one sentence, and pictures) or None (passed); `note(...)` passes with a remark
+  that costs nothing, for an observation that changes no result.
+
+Problems (autograder/course/) are data and never import this: which checks a problem has, their points
+and its total are `checks_of`, `points_of` and `max_score` here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from autograder.judge.apis import judge_extra
 from autograder.judge.backward import (
@@ -31,6 +35,7 @@ from autograder.judge.backward import (
     judge_gradient,
     judge_needs_input_grad,
 )
+from autograder.judge.findings import Finding
 from autograder.judge.forward import (
     judge_forward,
     judge_inputs_unchanged,
@@ -38,11 +43,10 @@ from autograder.judge.forward import (
     judge_save_for_backward,
 )
 from autograder.judge.gradcheck import judge_gradcheck
+from autograder.judge.judging import Judging
 from autograder.judge.second import judge_companion, judge_gradgradcheck
-
-if TYPE_CHECKING:
-    from autograder.judge.findings import Finding
-    from autograder.judge.judging import Judging
+from autograder.measure.checks import measure_companion
+from autograder.measure.spec import Spec
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,7 @@ class Check:
     requires: tuple[str, ...] = ()
     applies: Callable[[Any], bool] = lambda problem: True
     extra: bool = False  # asked for by a problem's extra_checks
+    measure: Callable[..., Any] | None = None  # a function of autograder/measure/, run after `part`
 
     def unmet(self, failed: list[str]) -> str:
         return (f"Not graded yet: this check needs {' and '.join(failed)} to pass first, and earns its "
@@ -96,7 +101,7 @@ ALL: list[Check] = [
           "backward"),
     Check("companion used", ("backward calls the companion Function through apply, so that it appears in the "
                              "graph of the gradient"), 2, judge_companion, "second",
-          applies=_has("companion")),
+          applies=_has("companion"), measure=measure_companion),
     Check("gradgradcheck", "the second derivatives agree with finite differences of backward (float64)", 2,
           judge_gradgradcheck, "second", requires=("gradient", "gradcheck"), applies=_has("double_backward")),
     Check("forward mode", "forward-mode AD (the jvp staticmethod) gives the right Jacobian", 2,
@@ -114,12 +119,43 @@ EXTRA = tuple(c.name for c in ALL if c.extra)
 def add_check(check: Check, before: str | None = None) -> None:
     """Adds a check (an instructor's own, from a private file): it applies to the problems its `applies`
     accepts, and is reported before the check named `before` (at the end otherwise). It judges from the
-    measurements every problem gets (judge.Judging); a check that needs calls of its own is added in the
-    package itself, its measurement in autograder/measure/checks.py, since grading workers start before
-    any private file is read."""
+    measurements every problem gets (judging.Judging); a check that needs calls of its own is added in the
+    package itself, since grading workers start before any private file is read."""
     if check.name in BY_NAME:
         raise ValueError(f"add_check: there is already a check called {check.name!r}.")
+    if check.measure is not None:
+        raise ValueError(f"add_check: {check.name!r} has a measurement of its own, which a grading worker "
+                         f"cannot load from a private file; judge it from the shared measurements instead.")
     position = next((i for i, c in enumerate(ALL) if c.name == before), len(ALL))
     ALL.insert(position, check)
     BY_NAME[check.name] = check
 
+
+# -- what a problem's checks are ----------------------------------------------------------------------
+
+def checks_of(problem) -> list[str]:
+    """The names of the checks the problem is graded on, in report order."""
+    return [c.name for c in ALL if c.applies(problem) and c.name not in problem.skip]
+
+
+def points_of(problem, check: str) -> float:
+    return problem.points.get(check, BY_NAME[check].points if check in BY_NAME else 0.0)
+
+
+def max_score(graded) -> float:
+    """A problem's total, or an assignment's (the sum of its problems')."""
+    if hasattr(graded, "problems"):
+        return sum(max_score(p) for p in graded.problems)
+    return sum(points_of(graded, c) for c in checks_of(graded))
+
+
+def spec_of(problem) -> Spec:
+    """What a grading worker (or the notebook's check()) may know of a problem: how to find and call the
+    Function and what to measure, its checks' own measurements by module and name; never the reference,
+    the points or whether it is hidden."""
+    names = checks_of(problem)
+    own = tuple((c.name, c.part, c.measure.__module__, c.measure.__name__)
+                for c in ALL if c.name in names and c.measure is not None)
+    return Spec(problem.name, problem.entry, problem.kind, problem.double_backward,
+                tuple(problem.extra_checks), tuple(problem.also_functions), problem.companion,
+                problem.all_outputs, tuple(names), own)

@@ -18,7 +18,7 @@ from autograder.measure.second import second_order
 from autograder.measure.snapshot import guard
 
 
-def explain_case(problem, obj, encoded: list[Any], seed: int, index: int, first: bool, second: bool,
+def case_in_full(problem, obj, encoded: list[Any], seed: int, index: int, first: bool, second: bool,
                  case: dict) -> dict:
     """The whole Jacobians (from backward and by finite differences) and, for second derivatives, the
     whole matrices, to show where a projection went wrong."""

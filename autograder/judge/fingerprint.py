@@ -23,6 +23,7 @@ import tokenize
 from typing import Any
 
 from autograder.course.problems import Problem, TensorSpec
+from autograder.judge.checks import checks_of, points_of
 
 
 def _plain(value: Any) -> Any:
@@ -49,15 +50,16 @@ def definition(problem: Problem, seed: int) -> dict:
     """What decides a problem's verdicts, as plain data."""
     from autograder.judge.reference import encoded_cases, reference_data
 
-    return {"name": problem.name, "lookup": problem.lookup, "kind": problem.kind, "checks": problem.checks,
-            "points": {c: problem.points_of(c) for c in problem.checks}, "hidden": problem.hidden,
+    return {"name": problem.name, "lookup": problem.lookup, "kind": problem.kind,
+            "checks": checks_of(problem),
+            "points": {c: points_of(problem, c) for c in checks_of(problem)}, "hidden": problem.hidden,
             "hidden_checks": sorted(problem.hidden_checks), "double_backward": problem.double_backward,
             "extra_checks": list(problem.extra_checks), "also_functions": list(problem.also_functions),
             "tolerance": problem.rtol_atol, "gradcheck_tolerance": problem.gradcheck_rtol_atol,
             "hints": {c: problem.hints[c] for c in sorted(problem.hints)},
             "asks": {k: _plain(getattr(problem, k, None))
                      for k in ("saves", "companion", "all_outputs", "elementwise", "derivative", "terms",
-                               "mistakes")},
+                               "mistakes", "kinks")},
             "cases": [_plain(c.args) for c in problem.cases],
             "kwargs": [_plain(dict(c.kwargs)) for c in problem.cases],
             "inputs": encoded_cases(problem, seed), "reference": reference_data(problem, seed)}

@@ -1,0 +1,63 @@
+"""What stops a case from being judged (forward raised, returned no tensor, returned the wrong shape,
+backward raised...): told once, in full, under the check it belongs to, and pointed at by the others."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from autograder.judge.errors import error_cause
+from autograder.judge.judging import CaseView, Judging
+
+
+@dataclass
+class Blocked:
+    """A case a check cannot judge: the cause, told in full under the check it belongs to."""
+
+    owner: str
+    message: str
+    details: str = ""
+    short: str = ""  # for the other checks: "backward raises TypeError"
+
+
+def blocked(view: Judging, case: CaseView, part: str) -> Blocked | None:
+    """Why this case cannot be judged by a check of `part` ("forward", "backward", "second"), or None."""
+    m, name = case.measured, view.lookup
+    if "error" in m:
+        said, details = error_cause(m["error"], view, case)
+        return Blocked("forward", case.intro + said, details, f"forward raises {m['error'].get('type')}")
+    out = m.get("output", {})
+    if out.get("type") != "Tensor":
+        hint = ""
+        if view.problem.kind == "callable" and view.problem.all_outputs:
+            hint = (f" (call {view.problem.all_outputs}.apply(x)[0]: the wrapper returns only the first "
+                    f"output)")
+        return Blocked("forward", case.intro + f"{name} returned a {out.get('type')}, not a "
+                                               f"Tensor{hint}.",
+                       short=f"{name} returns a {out.get('type')}, not a Tensor")
+    if part == "forward":
+        return None
+    shape, right = out.get("shape"), case.ref["output"]["shape"]
+    if shape != right:
+        return Blocked("forward", case.intro + f"forward returned shape {shape} but the right output has "
+                                               f"shape {right}.",
+                       short=f"forward returns shape {shape} instead of {right}")
+    if "backward_error" in m:
+        said, details = error_cause(m["backward_error"], view, case)
+        owner = "backward returns" if _validation_error(m["backward_error"]) else "gradient"
+        where = m["backward_error"].get("raised_in", "backward")
+        return Blocked(owner, case.intro + said, details,
+                       f"{where} raises {m['backward_error'].get('type')}")
+    if not out.get("has_grad_fn"):
+        return Blocked("gradient", case.intro + f"{name}'s output has no grad_fn, so no gradient can "
+                                                f"flow back through it (forward computed it outside "
+                                                f"autograd's view, or returned a tensor made with "
+                                                f".detach() or torch.no_grad()).",
+                       short="the output has no grad_fn")
+    return None
+
+
+def _validation_error(error: dict) -> bool:
+    """Autograd refused what backward returned (a count, a gradient for a non-tensor, a shape)."""
+    message = str(error.get("message", ""))
+    return any(p in message for p in ("incorrect number of gradients", "different than None at position",
+                                      "invalid gradient at index", "expected Variable or None"))
