@@ -79,8 +79,10 @@ def source_notebook(assignment, seed: int):
         cells.append(new_code_cell(f"### BEGIN SOLUTION\n{answer}\n### END SOLUTION",
                                    metadata=_meta(f"{problem.name}-answer", solution=True)))
         cases = repr(encoded_cases(problem, seed))
+        kinks = [(k.at, k.low, k.high) for k in problem.kinks]
         hidden = (f"{REFERENCES[problem.name]}\n_cases = {cases}\n"
-                  f"_grade({problem.name!r}, _reference, _cases, double_backward={problem.double_backward})")
+                  f"_grade({problem.name!r}, _reference, _cases, double_backward={problem.double_backward}, "
+                  f"kinks={kinks!r})")
         cells.append(new_code_cell(
             f"# {problem.name} is graded by hidden tests.\n"
             f"### BEGIN HIDDEN TESTS\n{hidden}\n### END HIDDEN TESTS",
