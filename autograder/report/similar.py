@@ -21,7 +21,7 @@ verdict: students may have worked together as allowed, or started from the same 
 from __future__ import annotations
 
 import ast
-import hashlib
+import functools
 import io
 import re
 import tokenize
@@ -151,12 +151,16 @@ def _raw_tokens(code: str) -> list[str]:
         return _TOKEN.findall(re.sub(r"#[^\n]*", "", code))
 
 
-def shingles(unit: Unit) -> set[int]:
-    tokens = unit.tokens
-    runs = [tokens[i:i + SHINGLE] for i in range(max(1, len(tokens) - SHINGLE + 1))]
-    # surrogatepass: a cell may hold lone surrogates (bytes that were not UTF-8)
-    return {int.from_bytes(hashlib.blake2b(" ".join(r).encode("utf-8", "surrogatepass"),
-                                           digest_size=8).digest(), "big") for r in runs}
+@functools.lru_cache(maxsize=4096)  # by text: most units are the same in many submissions
+def _shingles_of(text: str) -> frozenset[int]:
+    tokens = _TOKEN.findall(text)
+    # hash() of a str: fast and the same for one text within a run, which is all the comparison needs
+    return frozenset(hash(" ".join(tokens[i:i + SHINGLE])) for i in range(max(1, len(tokens) - SHINGLE + 1)))
+
+
+def shingles(unit: Unit) -> frozenset[int]:
+    """The unit's runs of SHINGLE tokens, hashed."""
+    return _shingles_of(unit.text)
 
 
 def near_identical(codes: dict[str, list[str]], starter: list[str] = ()) -> list[Pair]:
