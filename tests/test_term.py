@@ -341,3 +341,22 @@ def test_numbers_and_times_no_grade_can_hold_name_their_line(tmp_path, text, phr
     with pytest.raises(RulesError) as error:
         rules_of(tmp_path, text)
     assert phrase in str(error.value) and "Fix grading.toml" in str(error.value)
+
+
+def test_a_student_named_as_anothers_email_does_not_take_their_extension(tmp_path):
+    """Gradescope names a submission by the name the student chose: one who calls themself
+    "ann@uni.example" got Ann's extension (the entry matched their id before Ann's email). Is a string that
+    names two submissions refused, with the line, and is Ann reached by her student id?"""
+    ann = {"name": "Ann Smith", "email": "ann@uni.example", "sid": "100"}
+    mallory = {"name": "ann@uni.example", "email": "mal@uni.example", "sid": "666"}
+    rows = []
+    for sid, person in (("Ann Smith", ann), ("ann@uni.example", mallory)):
+        row = result(8, "2026-03-03T00:00:00+00:00")
+        row["extra_data"]["identity"].update(person, submitters=[person])
+        rows.append((sid, row))
+    late = '[late]\ndue = 2026-03-02T00:00:00Z\npenalty = 4\n[late.extensions]\n'
+    with pytest.raises(RulesError) as error:
+        standings(rules_of(tmp_path, late + '"ann@uni.example" = 3\n'), rows, ["Exp"], 10)
+    assert "line 5" in str(error.value) and "Ann Smith" in str(error.value)
+    found = standings(rules_of(tmp_path, late + '"100" = 3\n'), rows, ["Exp"], 10)
+    assert (found["Ann Smith"].penalty, found["ann@uni.example"].penalty) == (0, 4)

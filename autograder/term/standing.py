@@ -82,17 +82,18 @@ def _names(sid: str, identity: dict) -> set[str]:
 
 def resolve(rules: Rules, rows: list[tuple[str, dict]], student: str, table: str, key) -> str:
     """The submission id a grading.toml entry names: the id itself, else a name, email, student id or
-    Canvas user id that one submission carries; else a RulesError naming the line."""
+    Canvas user id that one submission carries; else a RulesError naming the line. An id is no stronger
+    than the rest: Gradescope's ids are the names students chose, and one may choose another's email."""
     ids = [sid for sid, _ in rows]
-    if student in ids:
-        return student
     hits = [sid for sid, result in rows if student.strip().casefold() in _names(sid, _identity(result))]
     if len(hits) == 1:
         return hits[0]
     shown = ", ".join(ids[:8]) + (" ..." if len(ids) > 8 else "")
     if hits:
-        raise rules.error(table, key, f"{student!r} names {len(hits)} submissions ({', '.join(hits)}): name "
-                                      f"one by its id, the first column of grades.csv.")
+        raise rules.error(table, key, f"{student!r} names {len(hits)} submissions ({', '.join(hits)}) as an "
+                                      f"id, a name, an email, a student id or a Canvas user id: name the one "
+                                      f"you mean by what only it carries (its email or student id, else its "
+                                      f"id, the first column of grades.csv).")
     raise rules.error(table, key, f"no graded submission is {student!r}. Name a student by the id in the "
                                   f"first column of grades.csv, or by a name, email, student id or Canvas "
                                   f"user id the submission carries; the ids are {shown}.")
