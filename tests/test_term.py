@@ -304,3 +304,59 @@ def test_mistakes_in_grading_toml_name_their_line(tmp_path, text, phrase):
     with pytest.raises(RulesError, match=None) as error:
         rules_of(tmp_path, text)
     assert phrase in str(error.value)
+
+
+# -- hostile or mistaken times and numbers ----------------------------------------------------------------
+
+@pytest.mark.parametrize("submitted", ["9999-12-31 23:59:59 -12:00", "0001-01-01 00:00:00 +14:00",
+                                       "not a time", "2026-13-45 25:00:00 -05:00"])
+def test_a_submission_time_the_calendar_cannot_hold_costs_no_crash_and_is_named(tmp_path, submitted):
+    """A created_at at the calendar's edges (a student's metadata is untrusted) used to raise
+    OverflowError in grade and export: is it now a time the grader cannot read, named to the instructor
+    as one that needs [late.submitted], the others' penalties still computed?"""
+    from autograder.term.standing import describe_rules
+
+    rules = rules_of(tmp_path, '[late]\ndue = 2026-03-02T00:00:00Z\npenalty = 4\n')
+    rows = [("odd", result(8, submitted)), ("late", result(8, "2026-03-02T01:00:00+00:00"))]
+    found = standings(rules, rows, ["Exp"], 10)
+    assert (found["odd"].penalty, found["late"].penalty) == (0, 4)
+    assert "cannot read as a time" in found["odd"].late and found["odd"].needs_time
+    said = describe_rules(rules, found)
+    assert "[late.submitted]" in said and "odd" in said and "late" not in said.split("[late.submitted]")[1]
+
+
+@pytest.mark.parametrize(("text", "phrase"), [
+    ("[late]\ndue = 2026-03-01T23:59:00Z\npenalty = nan\n", "line 3: penalty"),
+    ("[late]\ndue = 2026-03-01T23:59:00Z\ncap = inf\n", "line 3: cap"),
+    ("[late]\ndue = 2026-03-01T23:59:00Z\ngrace_minutes = inf\n", "line 3: grace_minutes"),
+    ("[late]\ndue = 2026-03-01T23:59:00Z\n[late.extensions]\nann = 1e12\n", "line 4: ann = 1e+12"),
+    ("[late]\ndue = 2026-03-01T23:59:00Z\n[late.extensions]\nann = nan\n", "line 4: ann = nan"),
+    ("[late]\ndue = 9999-12-31T23:59:59-12:00\n", "line 2: due"),
+    ('[[adjustment]]\nstudent = "ann"\npoints = nan\nreason = "x"\n', "line 1: points = nan"),
+    ('[[adjustment]]\nstudent = "ann"\npoints = -inf\nreason = "x"\n', "line 1: points = -inf"),
+])
+def test_numbers_and_times_no_grade_can_hold_name_their_line(tmp_path, text, phrase):
+    """nan, inf, an extension of a trillion days, a due time at the calendar's end: each used to reach the
+    arithmetic (an OverflowError traceback, or grades.csv refused as "scored nan")."""
+    with pytest.raises(RulesError) as error:
+        rules_of(tmp_path, text)
+    assert phrase in str(error.value) and "Fix grading.toml" in str(error.value)
+
+
+def test_a_student_named_as_anothers_email_does_not_take_their_extension(tmp_path):
+    """Gradescope names a submission by the name the student chose: one who calls themself
+    "ann@uni.example" got Ann's extension (the entry matched their id before Ann's email). Is a string that
+    names two submissions refused, with the line, and is Ann reached by her student id?"""
+    ann = {"name": "Ann Smith", "email": "ann@uni.example", "sid": "100"}
+    mallory = {"name": "ann@uni.example", "email": "mal@uni.example", "sid": "666"}
+    rows = []
+    for sid, person in (("Ann Smith", ann), ("ann@uni.example", mallory)):
+        row = result(8, "2026-03-03T00:00:00+00:00")
+        row["extra_data"]["identity"].update(person, submitters=[person])
+        rows.append((sid, row))
+    late = '[late]\ndue = 2026-03-02T00:00:00Z\npenalty = 4\n[late.extensions]\n'
+    with pytest.raises(RulesError) as error:
+        standings(rules_of(tmp_path, late + '"ann@uni.example" = 3\n'), rows, ["Exp"], 10)
+    assert "line 5" in str(error.value) and "Ann Smith" in str(error.value)
+    found = standings(rules_of(tmp_path, late + '"100" = 3\n'), rows, ["Exp"], 10)
+    assert (found["Ann Smith"].penalty, found["ann@uni.example"].penalty) == (0, 4)

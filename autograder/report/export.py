@@ -168,7 +168,7 @@ def gather(graded: list[Graded], roster: Path | None, id_column: str | None,
         raise ExportError(f"The policy must be one of {', '.join(config.POLICIES)}, not {policy!r}.")
     out: list[tuple[dict, Graded | None]] = []
     if roster is None:
-        people: dict[tuple[str, str], tuple[dict, list[Graded]]] = {}
+        people: dict[tuple[str, str, str], tuple[dict, list[Graded]]] = {}
         for g in graded:
             for person in people_of(g):
                 people.setdefault(student_key(person), (person, []))[1].append(g)

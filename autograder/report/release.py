@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import config
 from autograder.intake.loader import safe_id
-from autograder.report.csvsafe import cell
+from autograder.report.csvsafe import FORMULA_START, cell
 from autograder.report.export import choose, read_graded
 from autograder.report.files import Graded, write_atomic
 from autograder.report.roster import CANVAS_DOWNLOAD, ExportError, people_of
@@ -36,6 +37,9 @@ from autograder.report.roster import CANVAS_DOWNLOAD, ExportError, people_of
 FORMATS = ("folders", "zip", "canvas")
 NAMES = ("id", "email", "sid", "canvas")
 MANIFEST = "manifest.csv"
+HEADER = ["file", "submission", "name", "email", "sid", "canvas_user", "score", "max_score"]
+# what a release writes (a stale one is removed only when its manifest names it so)
+_WRITTEN = re.compile(r"[^./\\][^/\\]*(\.zip|/[^./\\][^/\\]*-feedback\.html)")
 CANVAS_ZIP = "canvas-feedback.zip"
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # a release made twice is the same bytes
 _WHAT = {"email": "An email (from Gradescope's export)", "sid": "A student id (from Gradescope's export)",
@@ -109,8 +113,10 @@ def previous_files(to: Path) -> list[str]:
     if not to.is_dir():
         raise ReleaseError(f"--to {to} is a file: name a folder for the release.")
     if (to / MANIFEST).is_file():
-        with (to / MANIFEST).open(encoding="utf-8", newline="") as f:
-            return [row.get("file") or "" for row in csv.DictReader(f)] + [CANVAS_ZIP]
+        with (to / MANIFEST).open(encoding="utf-8", newline="", errors="replace") as f:
+            rows = list(csv.reader(f))
+        if rows and rows[0] == HEADER:  # a release's: only the files it wrote, inside RELEASE_DIR
+            return [f for f in (row[0] for row in rows[1:] if row) if _WRITTEN.fullmatch(f)] + [CANVAS_ZIP]
     if any(to.iterdir()):
         raise ReleaseError(f"--to {to} is not empty and holds no release (no {MANIFEST}): name a new "
                            f"folder, so that nothing else is handed out with the students' pages.")
@@ -119,7 +125,7 @@ def previous_files(to: Path) -> list[str]:
 
 def _pages(graded_folder: Path, chosen: dict[str, tuple[dict, Graded]], fmt: str, page: str):
     """(where each page goes, its bytes) and the manifest's rows."""
-    pages, rows = {}, []
+    pages, rows, taken = {}, [], {}
     for name, (person, g) in chosen.items():
         path = graded_folder / g.submission / "feedback.html"
         try:
@@ -131,7 +137,16 @@ def _pages(graded_folder: Path, chosen: dict[str, tuple[dict, Graded]], fmt: str
             sortable = safe_id(str(person.get("name") or "student")).replace("_", "")
             where = f"{sortable}_{person['canvas_user']}_{canvas_file_id(g)}_{page}"
         else:
-            where = f"{safe_id(name)}.zip" if fmt == "zip" else f"{safe_id(name)}/{page}"
+            safe = safe_id(name)
+            safe = "_" + safe if safe.startswith((*FORMULA_START, "'")) else safe  # the manifest names it
+            where = f"{safe}.zip" if fmt == "zip" else f"{safe}/{page}"
+        other = taken.setdefault(where.casefold(), g.submission)
+        if other != g.submission:
+            raise ReleaseError(f"{other} and {g.submission} would get one file, {where}: their names (by "
+                               f"--name-by) differ only in case, in characters a file name cannot hold, or "
+                               f"past the length a file name can have, and one student would get the "
+                               f"other's page. Nothing was written. Use --name-by id (each submission's id, "
+                               f"unique) or another identifier these submissions carry.")
         pages[where] = data
         who = [person.get(k, "") for k in ("name", "email", "sid", "canvas_user")]
         rows.append([where, g.submission, *who, f"{g.score:g}", f"{g.max_score:g}"])
@@ -189,7 +204,7 @@ def add_arguments(parser):
 def manifest(rows: list[list[str]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["file", "submission", "name", "email", "sid", "canvas_user", "score", "max_score"])
+    writer.writerow(HEADER)
     writer.writerows([[cell(str(v)) for v in row] for row in rows])
     return buffer.getvalue()
 

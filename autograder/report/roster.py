@@ -60,12 +60,15 @@ def when(g: Graded) -> tuple:
     return (str(submitted or ""), int(number) if str(number or "").isdigit() else -1)
 
 
-def student_key(person: dict) -> tuple[str, str]:
+def student_key(person: dict) -> tuple[str, str, str]:
+    """What tells one student's submissions from another's. An email is the students' data (Gradescope's
+    metadata): two people who give one email but different student ids are two students."""
     for field_name in ("canvas_user", "email", "sid", "id", "name"):
         if person.get(field_name):
             value = str(person[field_name])
-            return field_name, value.casefold() if field_name in ("email", "id", "name") else value
-    return "id", ""
+            return (field_name, value.casefold() if field_name in ("email", "id", "name") else value,
+                    str(person.get("sid") or "") if field_name == "email" else "")
+    return "id", "", ""
 
 
 def _norm(value: str) -> str:

@@ -16,6 +16,10 @@ verdict: students may have worked together as allowed, or started from the same 
   when the shingles they share are at least THRESHOLD of those either has (Jaccard's index) and at least
   MIN_SHARED (a few lines: two nearly empty notebooks are not alike). Shingles are counted through an
   inverted index, so a class costs the pairs that share something, not every pair.
+- A submission is code a student wrote, untrusted: only its first MAX_CODE characters are compared (five
+  times a whole lesson's), and a line longer than MAX_LINE (no one writes one; an unterminated string
+  repeated makes Python's tokenizer quadratic) is cut into tokens by _TOKEN alone, which is linear, so
+  that one submission costs at most a few seconds of the report.
 """
 
 from __future__ import annotations
@@ -33,7 +37,9 @@ SHINGLE = 6  # tokens
 THRESHOLD = 0.7  # Jaccard's index of two submissions' own shingles
 MIN_SHARED = 30  # shingles in common: about four lines of code
 COMMON_SHARE, COMMON_AT_LEAST = 0.1, 10  # a shingle in more submissions than both is everyone's
-_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\S")
+MAX_CODE, MAX_LINE = 100_000, 1_000  # characters (see the module's docstring)
+# a string left open runs to the end of its line: read from every quote to the end, it was quadratic
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|'(?:[^'\\\n]|\\.)*'?|\"(?:[^\"\\\n]|\\.)*\"?|\S")
 
 
 @dataclass(frozen=True)
@@ -143,6 +149,8 @@ def units_of(cell: str, cache: dict[str, list[Unit]] | None = None) -> list[Unit
 
 def _raw_tokens(code: str) -> list[str]:
     """Tokens of code Python cannot parse, comments left out."""
+    if any(len(line) > MAX_LINE for line in code.splitlines()):
+        return _TOKEN.findall(re.sub(r"#[^\n]*", "", code))
     try:
         return [t.string for t in tokenize.generate_tokens(io.StringIO(code).readline)
                 if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT,
@@ -171,7 +179,7 @@ def near_identical(codes: dict[str, list[str]], starter: list[str] = ()) -> list
     own: dict[str, set[int]] = {}
     definitions: dict[str, dict[str, str]] = {}  # id -> normalised text -> label
     for sid, cells in codes.items():
-        units = [u for cell in cells for u in units_of(cell, cache) if u.text not in left_out]
+        units = [u for cell in _within(cells) for u in units_of(cell, cache) if u.text not in left_out]
         own[sid] = set().union(*map(shingles, units)) - starter_shingles if units else set()
         definitions[sid] = {u.text: u.label for u in units if u.label}
     counts = Counter(s for mine in own.values() for s in mine)
@@ -192,6 +200,17 @@ def near_identical(codes: dict[str, list[str]], starter: list[str] = ()) -> list
                        if texts[t] <= common})
         pairs.append(Pair(a, b, round(similarity, 3), shared, same))
     return sorted(pairs, key=lambda p: (-p.similarity, p.a, p.b))
+
+
+def _within(cells: list[str], budget: int = MAX_CODE) -> list[str]:
+    """The cells up to budget characters in all, the last one cut there."""
+    out = []
+    for cell in cells:
+        if budget <= 0:
+            break
+        out.append(cell[:budget])
+        budget -= len(cell)
+    return out
 
 
 def common_count(submissions: int) -> float:

@@ -15,6 +15,7 @@ names the line through `Rules.line`.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 import tomllib
 import zoneinfo
@@ -27,6 +28,20 @@ LATE_KEYS = {"due", "timezone", "per", "penalty", "cap", "grace_minutes", "exten
 ADJUSTMENT_KEYS = {"student", "problem", "points", "reason"}
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?")
 _KEY = re.compile(r"""^\s*("([^"]*)"|'([^']*)'|[A-Za-z0-9_.@+-]+)\s*=""")
+# The times every zone can show: the calendar's first and last day in some zone are outside it
+# (OverflowError), and nothing is handed in there.
+_EARLIEST = dt.datetime.min.replace(tzinfo=dt.UTC) + dt.timedelta(days=2)
+_LATEST = dt.datetime.max.replace(tzinfo=dt.UTC) - dt.timedelta(days=2)
+
+
+def on_calendar(value: dt.datetime) -> bool:
+    """An aware time that every time zone can show (see _EARLIEST)."""
+    return _EARLIEST <= value <= _LATEST
+
+
+def _number(value) -> bool:
+    """A finite int or float (TOML's nan and inf are no points, minutes or days)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 class RulesError(ValueError):
@@ -147,7 +162,7 @@ def _line_numbers(text: str) -> dict[tuple, int]:
 
 
 def _amount(rules: Rules, key: str, value, table: str = "late") -> Amount:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+    if not (_number(value) or isinstance(value, str)):
         raise rules.error(table, key, f"{key} is a number of points (5) or a percentage of the assignment's "
                                       f"points (\"10%\"), not {value!r}.")
     if isinstance(value, str):
@@ -184,6 +199,9 @@ def _time(rules: Rules, table: str, key: str, value, zone: dt.tzinfo | None) -> 
                                           f"timezone = \"Europe/Zurich\" (your zone) to [late], or an "
                                           f"offset (2026-03-01T23:59:00+01:00).")
         value = value.replace(tzinfo=zone)
+    if not on_calendar(value):
+        raise rules.error(table, key, f"{key} = {value.isoformat()} is at the very edge of the calendar: "
+                                      f"write the date-time you mean (2026-03-01T23:59:00).")
     return value
 
 
@@ -204,7 +222,7 @@ def _late(rules: Rules, late) -> Late:
         raise rules.error("late", "per", f"per = {per!r}: write \"day\" or \"hour\" (a penalty for each one "
                                          f"started after the due time).")
     grace = late.get("grace_minutes", 0)
-    if isinstance(grace, bool) or not isinstance(grace, (int, float)) or grace < 0:
+    if not _number(grace) or grace < 0:
         raise rules.error("late", "grace_minutes", f"grace_minutes is a number of minutes, 0 or more, not "
                                                    f"{grace!r}.")
     result = Late(due, zone, per, _amount(rules, "penalty", late.get("penalty", 0)),
@@ -215,9 +233,10 @@ def _late(rules: Rules, late) -> Late:
             raise rules.error("late", table, f"{table} is a table: [late.{table}], then student = ... lines.")
         for student, value in entries.items():
             if table == "extensions" and isinstance(value, (int, float)) and not isinstance(value, bool):
-                if value < 0:
-                    raise rules.error(f"late.{table}", student, f"{student} = {value}: an extension is a "
-                                                                f"number of days, 0 or more.")
+                if not (_number(value) and 0 <= value < 3660):
+                    raise rules.error(f"late.{table}", student, f"{student} = {value:g}: an extension is a "
+                                                                f"number of days, 0 or more (and fewer than "
+                                                                f"ten years').")
                 target[student] = float(value)
             else:
                 target[student] = _time(rules, f"late.{table}", student, value, zone)
@@ -239,7 +258,7 @@ def _adjustment(rules: Rules, index: int, entry) -> Adjustment:
                                   f"whose grade, how many points (negative to take some away) and why "
                                   f"(the student reads the reason).")
     points = entry["points"]
-    if isinstance(points, bool) or not isinstance(points, (int, float)):
+    if not _number(points):
         raise rules.error(*where, f"points = {points!r}: write a number, such as 2 or -1.5.")
     problem = str(entry.get("problem", "total")).strip()
     return Adjustment(line, str(entry["student"]).strip(), "" if problem.casefold() == "total" else problem,

@@ -18,10 +18,11 @@ import math
 import zoneinfo
 from dataclasses import asdict, dataclass, field
 
-from autograder.term.rules import UNITS, Adjustment, Late, Rules
+from autograder.term.rules import UNITS, Adjustment, Late, Rules, on_calendar
 
 # the identity fields (intake/layouts.py) a student may be named by in grading.toml, after the id
 NAMED_BY = ("name", "email", "sid", "canvas_user")
+UNREADABLE = "which the grader cannot read as a time"  # a layout's time: needs one from the instructor
 CANVAS_LATE = ("Canvas marks this submission late but not when it was handed in, so no penalty is computed "
                "(the instructor can give the time)")
 
@@ -44,7 +45,7 @@ class Standing:
     late: str = ""  # what is known of the time ("" without a late policy)
     penalty: float = 0.0  # points the late policy took
     score: float = 0.0  # graded + adjustment - penalty
-    needs_time: bool = False  # marked late (Canvas) with no time known: no penalty until one is given
+    needs_time: bool = False  # marked late (Canvas), or a time unread: no penalty until one is given
 
     @property
     def adjustment(self) -> float:
@@ -81,17 +82,18 @@ def _names(sid: str, identity: dict) -> set[str]:
 
 def resolve(rules: Rules, rows: list[tuple[str, dict]], student: str, table: str, key) -> str:
     """The submission id a grading.toml entry names: the id itself, else a name, email, student id or
-    Canvas user id that one submission carries; else a RulesError naming the line."""
+    Canvas user id that one submission carries; else a RulesError naming the line. An id is no stronger
+    than the rest: Gradescope's ids are the names students chose, and one may choose another's email."""
     ids = [sid for sid, _ in rows]
-    if student in ids:
-        return student
     hits = [sid for sid, result in rows if student.strip().casefold() in _names(sid, _identity(result))]
     if len(hits) == 1:
         return hits[0]
     shown = ", ".join(ids[:8]) + (" ..." if len(ids) > 8 else "")
     if hits:
-        raise rules.error(table, key, f"{student!r} names {len(hits)} submissions ({', '.join(hits)}): name "
-                                      f"one by its id, the first column of grades.csv.")
+        raise rules.error(table, key, f"{student!r} names {len(hits)} submissions ({', '.join(hits)}) as an "
+                                      f"id, a name, an email, a student id or a Canvas user id: name the one "
+                                      f"you mean by what only it carries (its email or student id, else its "
+                                      f"id, the first column of grades.csv).")
     raise rules.error(table, key, f"no graded submission is {student!r}. Name a student by the id in the "
                                   f"first column of grades.csv, or by a name, email, student id or Canvas "
                                   f"user id the submission carries; the ids are {shown}.")
@@ -99,7 +101,8 @@ def resolve(rules: Rules, rows: list[tuple[str, dict]], student: str, table: str
 
 def submission_time(text) -> dt.datetime | None:
     """A layout's time (Gradescope's "2026-03-02 08:00:00.123 -0500", nbgrader's "... UTC"), aware, or
-    None when it cannot be read as one."""
+    None when it cannot be read as one (or lies where no time zone can show it: the metadata is the
+    students' data)."""
     text = str(text).strip()
     head, _, zone_name = text.rpartition(" ")
     for candidate, zone in ((text, None), (head, zone_name)):
@@ -107,12 +110,12 @@ def submission_time(text) -> dt.datetime | None:
             value = dt.datetime.fromisoformat(candidate)
         except ValueError:
             continue
-        if value.tzinfo is not None:
-            return value
         try:
-            return value.replace(tzinfo=zoneinfo.ZoneInfo(zone)) if zone else None
+            value = value if value.tzinfo is not None else \
+                value.replace(tzinfo=zoneinfo.ZoneInfo(zone)) if zone else None
         except (zoneinfo.ZoneInfoNotFoundError, ValueError):
             return None
+        return value if value is not None and on_calendar(value) else None
     return None
 
 
@@ -130,7 +133,7 @@ def late_penalty(late: Late, when: dt.datetime | None, extension, identity: dict
     if when is None and identity.get("submitted"):
         when = submission_time(identity["submitted"])
         if when is None:
-            unread = f"handed in at {identity['submitted']!r}, which the grader cannot read as a time"
+            unread = f"handed in at {identity['submitted']!r}, {UNREADABLE}"
             return unread + ", so no penalty is computed", 0.0
     due = late.due if extension is None else extension if isinstance(extension, dt.datetime) \
         else late.due + dt.timedelta(days=extension)
@@ -211,7 +214,7 @@ def standings(rules: Rules | None, rows: list[tuple[str, dict]], problems: list[
         if late is not None:
             standing.late, penalty = late_penalty(late, submitted.get(sid), extensions.get(sid),
                                                   _identity(result), max_score)
-            standing.needs_time = standing.late == CANVAS_LATE
+            standing.needs_time = standing.late == CANVAS_LATE or UNREADABLE in standing.late
             standing.penalty = min(penalty, adjusted)
         standing.score = round(adjusted - standing.penalty, 9)
     return out
@@ -225,6 +228,7 @@ def describe_rules(rules: Rules, standings: dict[str, Standing]) -> str:
         penalised = sum(1 for s in standings.values() if s.penalty)
         flagged = [sid for sid, s in standings.items() if s.needs_time]
         parts.append(f"late policy ({rules.late.describe()}): {penalised} submission(s) lose points"
-                     + (f"; {len(flagged)} marked late by Canvas with no time, so no penalty until you give "
-                        f"their times under [late.submitted]: {', '.join(flagged)}" if flagged else ""))
+                     + (f"; {len(flagged)} marked late by Canvas with no time, or with a time the grader "
+                        f"cannot read, so no penalty until you give their times under [late.submitted]: "
+                        f"{', '.join(flagged)}" if flagged else ""))
     return "; ".join(parts) + "."

@@ -146,3 +146,24 @@ def test_grade_with_canvas_and_hidden_checks(tmp_path):
         assert "visibility" not in tests["Cube: gradcheck"]
         page = (out / sid / "feedback.html").read_text()
         assert "Cube: gradgradcheck" not in page and "Cube: gradcheck" in page
+
+
+def test_a_student_who_gives_anothers_email_does_not_take_their_grade(tmp_path):
+    """Two submitters with one email (case aside) but different student ids were one student: the export
+    kept the better score under the first one's name and id, so Bob's 50 went to Mallory and Bob had no
+    row. Gradescope's metadata is the students' data: are they two rows, each with their own score?"""
+    from autograder.report.export import export
+
+    folder = tmp_path / "graded"
+    folder.mkdir()
+    people = {"Mallory": ("Zed@uni.example", "ABC", 28), "Bob": ("zed@UNI.example", "abc", 50)}
+    (folder / "grades.csv").write_text("submission,score,max_score\n"
+                                       + "".join(f"{n},{s},50\n" for n, (_, _, s) in people.items()))
+    for name, (email, sid, score) in people.items():
+        (folder / name).mkdir()
+        person = {"name": name, "email": email, "sid": sid}
+        (folder / name / "results.json").write_text(json.dumps({"score": score, "tests": [], "extra_data": {
+            "assignment": "custom-functions", "identity": {**person, "submitters": [person]}}}))
+    export(folder, tmp_path / "out.csv", "csv")
+    table = list(csv.DictReader((tmp_path / "out.csv").open()))
+    assert sorted((r["id"], r["total"]) for r in table) == [("ABC", "28"), ("abc", "50")]

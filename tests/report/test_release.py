@@ -115,3 +115,59 @@ def test_a_folder_that_holds_something_else_or_a_missing_id_is_refused_in_one_pa
         assert refused.returncode == 2 and says in " ".join(refused.stderr.split()), refused.stderr
         assert "Traceback" not in refused.stderr
     assert [p.name for p in other.iterdir()] == ["exam.pdf"] and not (tmp_path / "r").exists()
+
+
+def hostile(tmp_path, people: dict[str, dict]):
+    """A graded folder whose students' identities (Gradescope's metadata: untrusted) are people."""
+    folder = tmp_path / "graded"
+    folder.mkdir()
+    rows = "".join(f"{sid},2,4\n" for sid in people)
+    (folder / "grades.csv").write_text("submission,score,max_score\n" + rows)
+    for sid, person in people.items():
+        (folder / sid).mkdir()
+        (folder / sid / "results.json").write_text(json.dumps({"score": 2, "tests": [], "extra_data": {
+            "assignment": "custom-functions", "identity": {**person, "submitters": [person]}}}))
+        (folder / sid / "feedback.html").write_text(f"<p>the page of {sid}</p>")
+    return folder
+
+
+@pytest.mark.parametrize(("by", "field", "values"), [
+    ("email", "email", ["a/b@uni.example", "a_b@uni.example"]),  # one folder name once made safe
+    ("sid", "sid", ["ABC", "abc"]),  # one folder on macOS and Windows, and in a zip opened there
+    ("sid", "sid", ["7" * 300 + "1", "7" * 300 + "2"]),  # one name once cut to a file name's length
+])
+def test_two_students_whose_names_give_one_file_are_refused(tmp_path, by, field, values):
+    """A student whose email or student id gives the same file name as another's used to get that
+    student's page (one file written over the other, and both manifest rows naming it)."""
+    people = {f"s{i}": {"name": f"S {i}", field: value} for i, value in enumerate(values)}
+    graded, out = hostile(tmp_path, people), tmp_path / "release"
+    refused = autograder("release", "--graded", graded, "--to", out, "--name-by", by, check=False)
+    said = " ".join(refused.stderr.split())
+    assert refused.returncode == 2 and "s0 and s1" in said and "Nothing was written" in said, said
+    assert "Traceback" not in refused.stderr and not out.exists()
+
+
+def test_a_name_a_spreadsheet_would_run_is_a_file_the_manifest_names_exactly(tmp_path):
+    """--name-by id with an id such as =HYPERLINK(...): the manifest's cell was neutralised with an
+    apostrophe, so it no longer named the file written (a mail merge attached nothing), and a release
+    made again did not remove it."""
+    graded = hostile(tmp_path, {"=HYPERLINK(1)": {"name": "x"}, "ann": {"name": "Ann"}})
+    out = tmp_path / "release"
+    autograder("release", "--graded", graded, "--to", out)
+    files = [row["file"] for row in manifest(out)]
+    assert all((out / f).is_file() and not f.startswith(("=", "'")) for f in files), files
+    (graded / "grades.csv").write_text("submission,score,max_score\nann,2,4\n")  # the other withdrew
+    autograder("release", "--graded", graded, "--to", out)
+    assert sorted(p.name for p in out.iterdir()) == ["ann", "manifest.csv"]
+
+
+def test_a_manifest_that_is_not_a_releases_removes_nothing(graded, tmp_path):
+    """A manifest.csv in --to that the grader did not write (another tool's, or edited) named files that
+    a release made there deleted, outside --to too."""
+    out, kept = tmp_path / "release", tmp_path / "keep.txt"
+    out.mkdir()
+    kept.write_text("mine")
+    (out / "notes.txt").write_text("mine")
+    (out / "manifest.csv").write_text(f"file,what\n{kept},x\n../keep.txt,x\nnotes.txt,x\n")
+    autograder("release", "--graded", graded, "--to", out, check=False)
+    assert kept.read_text() == "mine" and (out / "notes.txt").read_text() == "mine"
