@@ -182,6 +182,10 @@ def test_a_hand_edited_grades_csv_is_refused_and_kept(term, tmp_path):
     grade()
     assert "ben_12346_67891_lab,39," in (out / "grades.edited.csv").read_text()
     assert (out / "grades.csv").read_text() == text
+    (out / "grades.csv").write_text(text.replace(f"ben_12346_67891_lab,{BOB},", "ben_12346_67891_lab,38,"))
+    grade()  # a second edit is kept beside the first, which stays
+    assert "ben_12346_67891_lab,39," in (out / "grades.edited.csv").read_text()
+    assert "ben_12346_67891_lab,38," in (out / "grades.edited-2.csv").read_text()
     autograder("export", "--graded", out, "--canvas", tmp_path / "c.csv")
 
 

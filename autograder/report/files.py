@@ -198,11 +198,12 @@ def sha256(text: str) -> str:
 def write_grades(folder: Path, text: str, applied: str | None = None) -> Path | None:
     """Writes grades.csv and, beside it, the digest of what was written (and of the grading.toml text
     applied), so that a hand edit is caught by export. A grades.csv edited by hand since the grader
-    wrote it is kept as grades.edited.csv (returned), not lost; one that says what is about to be written
+    wrote it is kept as grades.edited.csv (grades.edited-2.csv, ... when an earlier edit is kept there:
+    returned), not lost; one that says what is about to be written
     (a folder of an earlier version, without a digest) is not."""
     path, kept = folder / "grades.csv", None
     if grades_edited(folder) and not _holds(path, text):
-        kept = folder / "grades.edited.csv"
+        kept = _free(folder, "grades.edited", ".csv")
         os.replace(path, kept)
     lines = [f"{sha256(text)}  grades.csv"]
     if applied is not None:
@@ -210,6 +211,15 @@ def write_grades(folder: Path, text: str, applied: str | None = None) -> Path | 
     write_atomic(path, text)
     write_atomic(folder / ("grades.csv" + DIGEST), "\n".join(lines) + "\n")
     return kept
+
+
+def _free(folder: Path, stem: str, suffix: str) -> Path:
+    """folder/stem+suffix, or the first of stem-2, stem-3, ... that does not exist yet."""
+    path, n = folder / f"{stem}{suffix}", 1
+    while path.exists():
+        n += 1
+        path = folder / f"{stem}-{n}{suffix}"
+    return path
 
 
 def _holds(path: Path, text: str) -> bool:
