@@ -25,8 +25,6 @@ from pathlib import Path
 from autograder import config
 from autograder.report.plain import shown
 
-COMMANDS = ("list", "grade", "gradescope", "export", "release")
-
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one paragraph and exit status 2, no usage dump
@@ -378,6 +376,11 @@ def print_summary(graded, out: Path) -> None:
 INTERRUPTED = ["Stopped."]  # what Ctrl-C says: grade sets how to resume
 
 
+# Each command and what runs it; the parser lists them in this order (build_parser, _Parser.error).
+COMMANDS = {"list": cmd_list, "grade": cmd_grade, "gradescope": cmd_gradescope, "export": cmd_export,
+            "release": cmd_release}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from autograder.packages import missing_packages_said
@@ -385,10 +388,8 @@ def main(argv: list[str] | None = None) -> int:
     said = missing_packages_said()  # before torch is imported: it warns without NumPy
     if said:
         fail(said)
-    commands = {"list": cmd_list, "grade": cmd_grade, "gradescope": cmd_gradescope, "export": cmd_export,
-                "release": cmd_release}
     try:
-        return commands[args.command](args)
+        return COMMANDS[args.command](args)
     except KeyboardInterrupt:
         print("\nautograder: " + INTERRUPTED[0], file=sys.stderr)
         return 130
