@@ -23,10 +23,20 @@ if TYPE_CHECKING:
 
 @dataclass
 class Report:
-    """What check() returns: rich HTML in Jupyter, plain text elsewhere."""
+    """What check() returns: rich HTML in Jupyter, plain text elsewhere.
+
+    A Function that passes every check is told so in one line (with any note that costs nothing), not
+    with a row per check: the solutions' committed outputs then say the same when a check is added to
+    the grader. `table=True` (check(KillHead, table=True)) shows every row, passing or not."""
 
     problem: str
     results: list[CheckResult]
+    table: bool = False
+    called: str = ""  # what the learner passed check(), for the hint: "sinh" for the problem Sinh
+
+    @property
+    def _summary(self) -> bool:
+        return self.passed and not self.table
 
     @property
     def passed(self) -> bool:
@@ -37,19 +47,24 @@ class Report:
         return sum(r.score for r in self.results)
 
     def _repr_html_(self) -> str:
-        from autograder.report.pages import checks_table_html
+        from autograder.report.pages import checks_table_html, passing_html
 
+        if self._summary:
+            return passing_html(self.problem, self.results, self.called or self.problem)
         verdict = "all checks pass" if self.passed else "some checks fail"
         return checks_table_html(self.results, title=f"check({self.problem}): {verdict}")
 
     def __repr__(self) -> str:
-        from autograder.report.pages import text_report
+        from autograder.report.pages import passing_text, text_report
 
+        if self._summary:
+            return passing_text(self.problem, self.results, self.called or self.problem)
         return f"check({self.problem})\n" + text_report(self.results)
 
 
-def check(obj, problem: str | None = None, seed: int = 0) -> Report | None:
-    """Grades obj as the graded problem of the same name (or `problem`) and shows why it fails."""
+def check(obj, problem: str | None = None, seed: int = 0, table: bool = False) -> Report | None:
+    """Grades obj as the graded problem of the same name (or `problem`) and shows why it fails; with
+    table=True, every check's row even when all pass."""
     if os.environ.get("AUTOGRADER_BATCH"):
         return None  # inside a grading worker the notebook's own check cells are skipped
     # Imported here, past that return: a worker never loads the grader's code (autograder/judge/).
@@ -68,4 +83,4 @@ def check(obj, problem: str | None = None, seed: int = 0) -> Report | None:
     namespace[spec.lookup] = obj
     data = probe(spec, namespace, encoded_cases(spec, seed), seed, expectations(spec, seed))
     results = [r for r in judge(spec, data, seed) if not r.hidden]
-    return Report(spec.name, results)
+    return Report(spec.name, results, table, name if problem is None else f"{name}, problem={problem!r}")

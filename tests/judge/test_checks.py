@@ -51,6 +51,34 @@ def test_a_new_check_is_one_object(restore_checks):
                         measure=measure_companion))
 
 
+def test_a_new_check_leaves_a_passing_functions_output_as_it_was(restore_checks):
+    """A solution notebook's committed check() output is what a right Function shows: is it the same text
+    and HTML before and after the grader gains a check (so a new check rewrites no notebook), while
+    table=True and a failing Function show every row, the new one included?"""
+    right = next(source for name, source in RIGHT if name == "KillHead")
+    before = run_check("KillHead", right)
+    add_check(Check("deterministic", "backward gives the same gradients twice", 1, lambda view: None,
+                    "backward"))
+    after = run_check("KillHead", right)
+    assert after.passed and "deterministic" in by_check(after)
+    assert repr(after) == repr(before) and after._repr_html_() == before._repr_html_()
+    assert repr(after).startswith("check(KillHead): all checks pass: full marks")
+    assert "gradcheck" not in repr(after) and "gradcheck" not in after._repr_html_()
+    after.table = True
+    assert "KillHead: deterministic" in repr(after) and "deterministic" in after._repr_html_()
+    wrong = run_check("MyReLU", next(c[1] for c in CASES if c[0] == "MyReLU" and "inverted" in c[3]))
+    assert "MyReLU: deterministic" in repr(wrong) and "FAIL" in repr(wrong)
+
+
+def test_a_passing_function_still_shows_its_notes():
+    """Does the one-line verdict of a right Function keep each note (an observation that costs nothing),
+    with the check it comes from?"""
+    float32 = next(source for problem, source in RIGHT if ".float()" in source)
+    report = run_check("LinearFunction", float32)
+    assert report.passed and "note  gradient:" in repr(report) and "float32" in repr(report)
+    assert "costs nothing" in report._repr_html_() and "float32" in report._repr_html_()
+
+
 def test_a_checks_own_measurement_is_named_by_its_declaration_alone():
     """Does a check's declaration (Check.measure) alone tell the worker what to run, after which part, and
     does the worker refuse a measurement from outside autograder/measure/?"""
