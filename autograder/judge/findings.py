@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from autograder.judge.reference import reference_graph
 from autograder.judge.untrusted import float64
 
 if TYPE_CHECKING:
@@ -96,11 +97,12 @@ def jacobian_panels(title: str, name: str, out_name: str, mine: torch.Tensor, ri
 
 def graph_figures(view: Judging) -> list[Figure]:
     """The graph of the student's backward beside the reference's (where the student's was measured)."""
-    mine, right = view.data.get("graph"), view.reference.get("graph")
+    mine = view.data.get("graph")
     if not isinstance(mine, dict):
         return []
+    right, names = reference_graph(view.problem, view.seed)
     if isinstance(right, dict):
-        right = _relabelled(right, view.reference.get("names") or [], view.names)
+        right = _relabelled(right, names, view.names)
     return [Figure("graphs", "The graph of backward, built with create_graph=True and drawn by torchviz: "
                              "yours, then the reference's", [("yours", mine), ("reference", right)])]
 

@@ -48,18 +48,25 @@ def reference_case(problem, obj, encoded: list[Any]) -> dict:
 
 @cache
 def reference_data(problem: Problem, seed: int = 0) -> dict:
-    """The reference's outputs and whole Jacobians, with PyTorch's own autograd, and its graph: the graph
-    of the problem's `solution` (a Function written as the exercise asks) where there is one."""
+    """The reference's outputs and whole Jacobians, with PyTorch's own autograd."""
     obj = SimpleNamespace(apply=problem.reference) if problem.kind == "function" else problem.reference
-    cases = encoded_once(problem, seed)
-    graph, names = None, input_names(problem)
+    return {"cases": [reference_case(problem, obj, c) for c in encoded_once(problem, seed)]}
+
+
+@cache
+def reference_graph(problem: Problem, seed: int = 0) -> tuple[dict | None, list[str]]:
+    """The graph of the reference's backward on the first case, as plain data, and its inputs' names: the
+    graph of the problem's `solution` (a Function written as the exercise asks) where there is one. Drawn
+    only when a failure shows it (loading torchviz and building the graph cost more than the judging)."""
+    obj = SimpleNamespace(apply=problem.reference) if problem.kind == "function" else problem.reference
+    first, graph, names = encoded_once(problem, seed)[0], None, input_names(problem)
     if problem.solution is not None:
         names = learner_names(problem, problem.solution, {}).get("forward") or names
-        graph = backward_graph(problem, problem.solution, cases[0], names)
+        graph = backward_graph(problem, problem.solution, first, names)
     if graph is None:
         names = input_names(problem)
-        graph = backward_graph(problem, obj, cases[0], names)
-    return {"cases": [reference_case(problem, obj, c) for c in cases], "graph": graph, "names": names}
+        graph = backward_graph(problem, obj, first, names)
+    return graph, names
 
 
 @cache

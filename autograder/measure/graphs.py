@@ -18,6 +18,8 @@ that says so, and the first cell of every course notebook says how to install it
 from __future__ import annotations
 
 import shutil
+import sys
+import types
 from dataclasses import dataclass, field
 from html import escape
 
@@ -143,29 +145,31 @@ class _Recorder:
         self.edges.append((tail, head, "none" if dir == "none" else "dotted" if style == "dotted" else ""))
 
 
-def _torchviz():
-    """torchviz's drawing module. torchviz compares versions with distutils, which Python 3.12 no longer
-    has: where it is missing (and no setuptools provides it), a stand-in with the one class it uses."""
+def torchviz_dot():
+    """torchviz's drawing module. torchviz reads one class from distutils, which Python 3.12 no longer has
+    and which setuptools provides only by importing much of itself (a third of a second): unless distutils
+    is loaded already, a stand-in with that class is given while torchviz loads, then taken back."""
+    if "distutils" in sys.modules:
+        import torchviz.dot
+
+        return torchviz.dot
+
+    class LooseVersion:
+        def __init__(self, text: str):
+            self.parts = tuple(int(p) if p.isdigit() else 0 for p in str(text).split("+")[0].split("."))
+
+        def __lt__(self, other: LooseVersion) -> bool:
+            return self.parts < other.parts
+
+    package, version = types.ModuleType("distutils"), types.ModuleType("distutils.version")
+    version.LooseVersion, package.version = LooseVersion, version
+    sys.modules.update({"distutils": package, "distutils.version": version})
     try:
         import torchviz.dot
-    except ModuleNotFoundError as error:
-        if error.name not in ("distutils", "distutils.version"):
-            raise
-        import sys
-        import types
-
-        class LooseVersion:
-            def __init__(self, text: str):
-                self.parts = tuple(int(p) if p.isdigit() else 0 for p in str(text).split("+")[0].split("."))
-
-            def __lt__(self, other: LooseVersion) -> bool:
-                return self.parts < other.parts
-
-        version = types.ModuleType("distutils.version")
-        version.LooseVersion = LooseVersion
-        sys.modules.setdefault("distutils", types.ModuleType("distutils")).version = version
-        sys.modules["distutils.version"] = version
-        import torchviz.dot
+    finally:
+        for name, module in (("distutils", package), ("distutils.version", version)):
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
     return torchviz.dot
 
 
@@ -173,7 +177,7 @@ def _record(var, params=None, show_attrs=False, show_saved=False, max_attr_chars
     """What torchviz.make_dot draws, recorded instead of drawn."""
     import warnings
 
-    dot = _torchviz()
+    dot = torchviz_dot()
 
     original = dot.Digraph
     dot.Digraph = _Recorder

@@ -37,8 +37,7 @@ from autograder.sandbox.seccomp import seccomp_program
 
 # Modules every lesson's notebook imports: loaded once here so that each forked worker has them
 # (an assignment adds its lesson's own, Assignment.preload).
-PRELOAD = ("numpy", "torch.nn", "torch.nn.functional", "torch.autograd.function", "torch.optim", "graphviz",
-           "torchviz")
+PRELOAD = ("numpy", "torch.nn", "torch.nn.functional", "torch.autograd.function", "torch.optim", "graphviz")
 MAX_REQUEST = 1 << 16
 FDS = 4  # a worker's messages, output and control pipes, and its payload
 INIT = "/bin/cat"  # a container's init (see _start_init): in the minimal root, as /bin is
@@ -62,6 +61,12 @@ def _warm_up(preload: list[str], extra_checks: list[str]) -> None:
             importlib.import_module(name)
         except ImportError:
             pass
+    from autograder.measure.graphs import torchviz_dot
+
+    try:
+        torchviz_dot()  # as the workers' graphs load it: without setuptools' distutils
+    except ImportError:
+        pass
     prime()
     if extra_checks:
         from autograder.measure.modern import warm_up

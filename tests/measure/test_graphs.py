@@ -140,3 +140,27 @@ def test_first_cell_is_silent_with_graphviz_and_says_how_to_get_it_without(no_do
     monkeypatch.undo()
     exec(source, {})  # noqa: S102
     assert capsys.readouterr().out == ""
+
+
+def test_torchviz_loads_without_setuptools_and_the_reference_graph_only_when_shown():
+    """Does torchviz load with the stand-in for distutils (not setuptools, a third of a second), leaving no
+    stand-in behind, and does the grader's start (validation, first-order problems) draw no reference
+    graph, the graph only a double-backward or companion failure shows?"""
+    import subprocess
+
+    code = """
+import sys
+from autograder.course import find_assignment
+from autograder.judge.reference import reference_graph
+from autograder.judge.validate import validate
+from autograder.measure.graphs import torchviz_dot
+validate(find_assignment("custom-functions"), 0)
+assert reference_graph.cache_info().currsize == 0, "a reference graph was drawn"
+torchviz_dot()
+assert "torchviz.dot" in sys.modules
+assert "setuptools" not in sys.modules and "distutils" not in sys.modules, sorted(sys.modules)
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.stdout.strip() == "ok", done.stderr[-2000:]
+    assert draw_square().nodes  # and graphs are drawn as before

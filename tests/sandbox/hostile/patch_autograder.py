@@ -15,11 +15,11 @@ import autograder.sandbox.worker
 
 
 def reference_like(problem, namespace, encoded_cases, seed=0):
-    from autograder.judge.reference import reference_data
+    from autograder.judge.reference import reference_data, reference_graph
 
     ref = reference_data(problem, seed)
     return {"defined": True, "kind": "Function", "also": {n: "Function" for n in problem.also_functions},
-            "cases": ref["cases"], "graph": ref["graph"],
+            "cases": ref["cases"], "graph": reference_graph(problem, seed)[0],
             "torch_says": {"gradcheck": "passed", "gradgradcheck": "passed"}}
 
 
