@@ -8,25 +8,26 @@ import re
 from typing import TYPE_CHECKING
 
 from autograder.judge.diagnose import raised_cause
+from autograder.measure.contract import StudentError
 
 if TYPE_CHECKING:
     from autograder.judge.judging import CaseView, Judging
 
 
-def _forward_called(error: dict) -> str | None:
+def _forward_called(error: StudentError) -> str | None:
     """The Function whose forward the learner's code calls directly (`CubeBackward.forward(...)`)."""
-    for frame in error.get("frames") or []:
-        match = re.search(r"\b([A-Za-z_]\w*)\.forward\(", str(frame.get("code", "")))
+    for frame in error.frames:
+        match = re.search(r"\b([A-Za-z_]\w*)\.forward\(", frame.code)
         if match:
             return match[1]
     return None
 
 
-def error_cause(error: dict, view: Judging, case: CaseView) -> tuple[str, str]:
+def error_cause(error: StudentError, view: Judging, case: CaseView) -> tuple[str, str]:
     """The sentence for an exception raised by student code, and the traceback to show with it (the
     learner's frames only; nothing for a body not written yet)."""
-    kind = str(error.get("type", ""))
-    details = str(error.get("traceback", "")) if kind != "NotImplementedError" else ""
+    kind = error.type
+    details = error.traceback if kind != "NotImplementedError" else ""
     said = known_cause(error, view, case)
     if said is None:
         return raised_cause(error), details
@@ -35,9 +36,9 @@ def error_cause(error: dict, view: Judging, case: CaseView) -> tuple[str, str]:
     return said, details
 
 
-def known_cause(error: dict, view: Judging, case: CaseView) -> str | None:
+def known_cause(error: StudentError, view: Judging, case: CaseView) -> str | None:
     """Our sentence for an error PyTorch raised on the learner's behalf, or None for one we do not know."""
-    message, kind = str(error.get("message", "")), str(error.get("type", ""))
+    message, kind = error.message, error.type
     for cause in _CAUSES:
         said = cause(message, kind, error, view, case)
         if said:
@@ -45,7 +46,8 @@ def known_cause(error: dict, view: Judging, case: CaseView) -> str | None:
     return None
 
 
-def _direct_forward(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _direct_forward(message: str, kind: str, error: StudentError, view: Judging,
+                    case: CaseView) -> str | None:
     called = _forward_called(error)
     if not called:
         return None
@@ -54,21 +56,22 @@ def _direct_forward(message: str, kind: str, error: dict, view: Judging, case: C
             f"is never used) and grad mode stays on inside it. ({kind}: {_first_line(message)})")
 
 
-def _numpy_with_grad(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _numpy_with_grad(message: str, kind: str, error: StudentError, view: Judging,
+                     case: CaseView) -> str | None:
     if "Can't call numpy() on Tensor that requires grad" not in message:
         return None
     also = ""
     if view.problem.companion:
         also = (f" Where the computation must leave PyTorch, put it in {view.problem.companion}.forward "
                 f"and call {view.problem.companion}.apply.")
-    return (f"{error.get('raised_in', 'backward')} calls .numpy() on a tensor that requires grad. That "
+    return (f"{error.raised_in or 'backward'} calls .numpy() on a tensor that requires grad. That "
             f"happens when backward itself is differentiated (create_graph=True, as gradgradcheck does): "
             f"autograd then records backward, and it cannot record NumPy. PyTorch's hint, "
             f"tensor.detach().numpy(), only silences the error: the second derivatives then come out as "
             f"zero. Write backward with torch operations (torch.exp instead of np.exp).{also}")
 
 
-def _numpy_number(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _numpy_number(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     if not re.search(r"expected np\.ndarray \(got numpy\.\w+\)", message):
         return None
     return ("torch.from_numpy was given a NumPy number, not an array: NumPy returns a plain number (such "
@@ -76,14 +79,14 @@ def _numpy_number(message: str, kind: str, error: dict, view: Judging, case: Cas
             "(torch.exp(x)), which work for every shape and keep autograd's history.")
 
 
-def _not_a_tensor(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _not_a_tensor(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"expected Variable or None \(got ([\w.]+)\)", message)
     if not match:
         return None
     got = match[1]
-    returned = case.measured.get("backward_returns") or []
-    k = next((k for k, v in enumerate(returned) if isinstance(v, dict)
-              and v.get("kind") not in ("Tensor", "None")), None)
+    returned = case.measured.backward_returns or []
+    k = next((k for k, v in enumerate(returned)
+              if v.kind not in ("Tensor", "None")), None)
     name = case.names[k] if k is not None and k < len(case.names) else "an input"
     fix = ("torch.from_numpy(...) converts it, but computing the gradient with torch operations is simpler"
            if "numpy" in got else "make it a tensor, or return None where there is no gradient")
@@ -91,7 +94,7 @@ def _not_a_tensor(message: str, kind: str, error: dict, view: Judging, case: Cas
             f"(shaped like {name}) or None: {fix}.")
 
 
-def _count(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _count(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"function (\w+) returned an incorrect number of gradients \(expected (\d+), got "
                       r"(\d+)\)", message) or re.search(r"()returned an incorrect number of gradients "
                                                         r"\(expected (\d+), got (\d+)\)", message)
@@ -108,7 +111,8 @@ def _count(message: str, kind: str, error: dict, view: Judging, case: CaseView) 
     return _count_cause(view, case, expected, got)
 
 
-def _gradient_for_number(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _gradient_for_number(message: str, kind: str, error: StudentError, view: Judging,
+                         case: CaseView) -> str | None:
     match = re.search(r"returned a gradient different than None at position (\d+)", message)
     if not match:
         return None
@@ -119,7 +123,7 @@ def _gradient_for_number(message: str, kind: str, error: dict, view: Judging, ca
             f"nothing to differentiate there, so return None in its place.")
 
 
-def _shape(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _shape(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"returned an invalid gradient at index (\d+) - got \[([\d, ]*)\] but expected shape "
                       r"compatible with \[([\d, ]*)\]", message)
     if not match:
@@ -132,9 +136,10 @@ def _shape(message: str, kind: str, error: dict, view: Judging, case: CaseView) 
     return f"backward returned a gradient of shape [{match[2]}] for {name}, whose shape is [{match[3]}]{how}"
 
 
-def _needs_input_grad(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
-    if kind != "IndexError" or not any("needs_input_grad[" in str(f.get("code", ""))
-                                       for f in error.get("frames") or []):
+def _needs_input_grad(message: str, kind: str, error: StudentError, view: Judging,
+                      case: CaseView) -> str | None:
+    if kind != "IndexError" or not any("needs_input_grad[" in f.code
+                                       for f in error.frames):
         return None
     return ("ctx.needs_input_grad has one entry per argument given to apply, so when an optional "
             "argument is left out it is shorter, and reading the flag of that argument fails "
@@ -142,14 +147,14 @@ def _needs_input_grad(message: str, kind: str, error: dict, view: Judging, case:
             "ctx.needs_input_grad[2]).").replace("bias", _optional_name(view))
 
 
-def _no_history(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _no_history(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     if "element 0 of tensors does not require grad and does not have a grad_fn" not in message:
         return None
     return ("backward's result has no autograd history: it was computed with values autograd cannot "
             "follow (torch.no_grad(), .detach(), .item(), NumPy, or a new tensor built from numbers).")
 
 
-def _in_place(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _in_place(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     if "modified by an inplace operation" not in message:
         return None
     return (f"a tensor saved for backward was changed in place after it was saved, so autograd refuses "
@@ -157,7 +162,7 @@ def _in_place(message: str, kind: str, error: dict, view: Judging, case: CaseVie
             f"tensors or {view.grad_output} in place.")
 
 
-def _matmul(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _matmul(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)", message)
     if not match:
         return None
@@ -165,7 +170,7 @@ def _matmul(message: str, kind: str, error: dict, view: Judging, case: CaseView)
     named = {tuple(shape): name for name, shape in zip(case.tensor_names, case.shapes)}
     a = f"{named[first]} " if first in named else ""
     b = f"{named[second]} " if second in named else ""
-    said = (f"{error.get('raised_in', 'forward')} multiplies {a}({first[0]}×{first[1]}) by {b}"
+    said = (f"{error.raised_in or 'forward'} multiplies {a}({first[0]}×{first[1]}) by {b}"
             f"({second[0]}×{second[1]}): a matrix product needs the columns of the first ({first[1]}) to "
             f"equal the rows of the second ({second[0]}).")
     if second[1] == first[1]:
@@ -175,7 +180,7 @@ def _matmul(message: str, kind: str, error: dict, view: Judging, case: CaseView)
     return said
 
 
-def _no_storage(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _no_storage(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     if "Cannot access data pointer of Tensor that doesn't have storage" not in message:
         return None
     return ("under torch.func.vmap (and torch.func.grad), forward receives batched tensors that have no "
@@ -184,7 +189,8 @@ def _no_storage(message: str, kind: str, error: dict, view: Judging, case: CaseV
             "operations only (torch.clamp, torch.exp, torch.log1p...).")
 
 
-def _op_returns_input(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _op_returns_input(message: str, kind: str, error: StudentError, view: Judging,
+                      case: CaseView) -> str | None:
     if "must not also be an input to this custom operator" not in message:
         return None
     return (f"the custom op {view.lookup} returns its own input (changed in place, as with x.div_(...), or x "
@@ -192,11 +198,11 @@ def _op_returns_input(message: str, kind: str, error: dict, view: Judging, case:
             f"new tensor, computed without in-place operations (x / (1 + x.abs())).")
 
 
-def _setup_context_with_ctx(message: str, kind: str, error: dict, view: Judging,
+def _setup_context_with_ctx(message: str, kind: str, error: StudentError, view: Judging,
                             case: CaseView) -> str | None:
-    names = view.data.get("names") if isinstance(view.data.get("names"), dict) else {}
-    forward = names.get("forward") or []
-    if kind != "TypeError" or "setup_context" not in names or not forward or forward[0] != "ctx":
+    names = view.data.names
+    forward = names.forward or []
+    if kind != "TypeError" or names.setup_context is None or not forward or forward[0] != "ctx":
         return None
     given = ", ".join(forward[1:]) or "x"
     return (f"{view.lookup} defines setup_context, so PyTorch calls forward without ctx, as "
@@ -205,7 +211,7 @@ def _setup_context_with_ctx(message: str, kind: str, error: dict, view: Judging,
             f"style), or keep forward(ctx, {given}) and remove setup_context.")
 
 
-def _no_jvp(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _no_jvp(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     if "You must implement the jvp function" not in message:
         return None
     return (f"{view.lookup} has no jvp staticmethod, which forward-mode AD (torch.func.jvp, "
@@ -213,17 +219,18 @@ def _no_jvp(message: str, kind: str, error: dict, view: Judging, case: CaseView)
             f"(x_t times the derivative), and keep what it needs with ctx.save_for_forward in setup_context.")
 
 
-def _saved_for_forward(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
-    frames = error.get("frames") or []
+def _saved_for_forward(message: str, kind: str, error: StudentError, view: Judging,
+                       case: CaseView) -> str | None:
+    frames = error.frames
     if kind != "ValueError" or "not enough values to unpack" not in message or not frames \
-            or frames[-1].get("name") != "jvp" or "saved_tensors" not in str(frames[-1].get("code", "")):
+            or frames[-1].name != "jvp" or "saved_tensors" not in frames[-1].code:
         return None
     return ("jvp reads ctx.saved_tensors, which in jvp holds only the tensors setup_context passed to "
             "ctx.save_for_forward (ctx.save_for_backward keeps them for backward only): add "
             "ctx.save_for_forward(...) with the same tensors in setup_context.")
 
 
-def _saved_a_tuple(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _saved_a_tuple(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"save_for_(backward|forward) can only save variables, but argument (\d+) is of type "
                       r"(\w+)", message)
     if not match:
@@ -235,7 +242,7 @@ def _saved_a_tuple(message: str, kind: str, error: dict, view: Judging, case: Ca
             f"takes tensors (or None) only.{how}")
 
 
-def _no_vmap_rule(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _no_vmap_rule(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     if "does not have vmap support" not in message:
         return None
     return (f"torch.func.vmap needs {view.lookup} to say how to batch it: set generate_vmap_rule = True in "
@@ -243,7 +250,7 @@ def _no_vmap_rule(message: str, kind: str, error: dict, view: Judging, case: Cas
             f"operations), or write a vmap staticmethod.")
 
 
-def _ctx_attribute(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _ctx_attribute(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"'(\w+)Backward' object has no attribute '(\w+)'", message)
     if kind != "AttributeError" or not match:
         return None
@@ -251,11 +258,11 @@ def _ctx_attribute(message: str, kind: str, error: dict, view: Judging, case: Ca
             f"...), before returning.")
 
 
-def _item(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _item(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"a Tensor with (\d+) elements cannot be converted to Scalar", message)
     if not match:
         return None
-    return (f"{error.get('raised_in', 'backward')} turns a tensor of {match[1]} entries into one number "
+    return (f"{error.raised_in or 'backward'} turns a tensor of {match[1]} entries into one number "
             f"(.item(), float() or int() do that, for one-entry tensors only): compute with the tensor "
             f"itself, entry by entry, which also keeps autograd's history.")
 
@@ -268,7 +275,7 @@ _CAUSES = [_setup_context_with_ctx, _direct_forward, _numpy_with_grad, _numpy_nu
 
 def opcheck_cause(test: str, text: str, view: Judging, case: CaseView) -> str | None:
     """A sentence for a failing test of torch.library.opcheck, where its own words need one."""
-    said = known_cause({"message": text, "type": "", "raised_in": view.lookup}, view, case)
+    said = known_cause(StudentError(message=text, raised_in=view.lookup), view, case)
     if said:
         return f"torch.library.opcheck's {test} fails: {said}"
     match = re.search(r"outputs_alias_inputs check (True|False) != (True|False)", text)
@@ -283,7 +290,7 @@ def opcheck_cause(test: str, text: str, view: Judging, case: CaseView) -> str | 
 
 
 def _optional_name(view: Judging) -> str:
-    optional = (view.data.get("names") or {}).get("optional") or []
+    optional = view.data.names.optional or []
     return next((n for n in optional if isinstance(n, str) and n.isidentifier()), "bias")
 
 
@@ -297,12 +304,11 @@ def _first_line(message: str) -> str:
 def _count_cause(view: Judging, case: CaseView, expected: int, got: int) -> str:
     name = view.lookup
     given = case.names[:expected]
-    optional = (view.data.get("names") or {}).get("optional") or []
+    optional = view.data.names.optional or []
     omitted = [n for n in view.names[expected:] if n in optional]
     if got > expected and omitted:
-        returned = case.measured.get("backward_returns") or []
-        extra = returned[expected] if len(returned) > expected else {}
-        kind = extra.get("kind", "Tensor") if isinstance(extra, dict) else "Tensor"
+        returned = case.measured.backward_returns or []
+        kind = (returned[expected].kind or "Tensor") if len(returned) > expected else "Tensor"
         what = "a tensor" if kind == "Tensor" else f"a {kind}"
         if not _ever_a_tensor(view, expected):
             return (f"backward returned {what} for {omitted[0]}, which is a number, not a tensor: return "

@@ -96,7 +96,7 @@ def jacobian_panels(title: str, name: str, out_name: str, mine: torch.Tensor, ri
 
 def graph_figures(view: Judging) -> list[Figure]:
     """The graph of the student's backward beside the reference's (where the student's was measured)."""
-    mine, right = view.data.get("graph"), view.reference.get("graph")
+    mine, right = view.data.graph, view.reference.get("graph")
     if not isinstance(mine, dict):
         return []
     if isinstance(right, dict):
