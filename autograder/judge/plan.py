@@ -8,7 +8,7 @@ from typing import Any
 
 from autograder.judge.checks import spec_of
 from autograder.measure import projections
-from autograder.measure.contract import CaseMeasurement, ProblemMeasurement
+from autograder.measure.contract import CaseMeasurement, InFull, ProblemMeasurement
 from autograder.measure.probe import measure, measure_in_full
 
 
@@ -50,22 +50,22 @@ def _worth_measuring_in_full(case: CaseMeasurement | None, expect: dict | None, 
     return first, second_worth
 
 
-def with_measured_in_full(measured: dict, found: dict | None) -> dict:
-    """The measurement with the failures measured in full merged in (both untrusted: anything malformed
-    is left out, and the judge works from the projections alone)."""
+def with_measured_in_full(measured: dict, found: Any) -> dict:
+    """The measurement with the failures measured in full merged in, as the worker would have sent them
+    together (both untrusted: anything malformed is left out, and the judge works from the projections
+    alone)."""
     data = dict(measured)
     data.setdefault("graph", None)
-    if not isinstance(found, dict) or not isinstance(data.get("cases"), list):
+    extra = InFull.from_plain(found)
+    if not isinstance(data.get("cases"), list):
         return data
     cases = [dict(c) if isinstance(c, dict) else c for c in data["cases"]]
-    for key, extra in (found.get("cases") or {}).items():
-        if str(key).isdigit() and int(key) < len(cases) and isinstance(extra, dict) \
-                and isinstance(cases[int(key)], dict):
-            cases[int(key)].update({k: v for k, v in extra.items()
-                                    if k in ("jacobian", "numerical", "second")})
+    for i, merged in extra.cases.items():
+        if i < len(cases) and isinstance(cases[i], dict):
+            cases[i].update(merged)
     data["cases"] = cases
-    if isinstance(found.get("graph"), dict):
-        data["graph"] = found["graph"]
+    if extra.graph is not None:
+        data["graph"] = extra.graph
     return data
 
 

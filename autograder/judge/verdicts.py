@@ -125,6 +125,8 @@ def _judge(problem: Problem, data: ProblemMeasurement, reference: dict, seed: in
     if data.cases is None:
         verdicts.fail_all(f"No measurement of {problem.lookup} came back.")
         return
+    if len(data.cases) != len(reference["cases"]):
+        raise ValueError(f"{len(data.cases)} measured cases for {len(reference['cases'])}")
     view = Judging(problem, data, reference, seed)
     view.failed = verdicts.failures
     for check, said in (("gradcheck", view.says.gradcheck), ("gradgradcheck", view.says.gradgradcheck)):

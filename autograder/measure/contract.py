@@ -348,6 +348,31 @@ class ProblemMeasurement(Plain):
         return (self.extra or {}).get(check) or []
 
 
+@dataclass(frozen=True)
+class InFull(Plain):
+    """What the worker measured in full where the grader asked (probe.measure_in_full): per case index,
+    the keys to merge into that case (whole Jacobians, second derivatives; parsed with the case), and
+    the graph of backward."""
+
+    cases: dict[int, dict[str, Any]] = field(default_factory=dict)
+    graph: dict[str, Any] | None = None
+
+    MERGED = ("jacobian", "numerical", "second")
+
+    @classmethod
+    def from_plain(cls, data: Any) -> InFull:
+        if not isinstance(data, dict):
+            return cls()
+        cases, graph = data.get("cases"), data.get("graph")
+        found = {int(k): {key: v for key, v in extra.items() if key in cls.MERGED}
+                 for k, extra in (cases.items() if isinstance(cases, dict) else ())
+                 if isinstance(k, str) and k.isdigit() and len(k) < 6 and isinstance(extra, dict)}
+        return cls(found, graph if isinstance(graph, dict) else None)
+
+    def to_plain(self) -> dict[str, Any]:
+        return {"cases": {str(k): v for k, v in self.cases.items()}, "graph": self.graph}
+
+
 def _strings_limited(value: Any, limit: int) -> tuple[str, ...]:
     return tuple(str(v)[:40] for v in value[:limit]) if isinstance(value, list) else ()
 
