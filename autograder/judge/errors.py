@@ -36,7 +36,7 @@ def error_cause(error: StudentError, view: Judging, case: CaseView) -> tuple[str
     return said, details
 
 
-def known_cause(error: StudentError, view: Judging, case: CaseView) -> str | None:
+def known_cause(error: dict, view: Judging, case: CaseView) -> str | None:
     """Our sentence for an error PyTorch raised on the learner's behalf, or None for one we do not know."""
     message, kind = error.message, error.type
     for cause in _CAUSES:
@@ -46,8 +46,7 @@ def known_cause(error: StudentError, view: Judging, case: CaseView) -> str | Non
     return None
 
 
-def _direct_forward(message: str, kind: str, error: StudentError, view: Judging,
-                    case: CaseView) -> str | None:
+def _direct_forward(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     called = _forward_called(error)
     if not called:
         return None
@@ -56,8 +55,7 @@ def _direct_forward(message: str, kind: str, error: StudentError, view: Judging,
             f"is never used) and grad mode stays on inside it. ({kind}: {_first_line(message)})")
 
 
-def _numpy_with_grad(message: str, kind: str, error: StudentError, view: Judging,
-                     case: CaseView) -> str | None:
+def _numpy_with_grad(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     if "Can't call numpy() on Tensor that requires grad" not in message:
         return None
     also = ""
@@ -71,7 +69,7 @@ def _numpy_with_grad(message: str, kind: str, error: StudentError, view: Judging
             f"zero. Write backward with torch operations (torch.exp instead of np.exp).{also}")
 
 
-def _numpy_number(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
+def _numpy_number(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     if not re.search(r"expected np\.ndarray \(got numpy\.\w+\)", message):
         return None
     return ("torch.from_numpy was given a NumPy number, not an array: NumPy returns a plain number (such "
@@ -79,7 +77,7 @@ def _numpy_number(message: str, kind: str, error: StudentError, view: Judging, c
             "(torch.exp(x)), which work for every shape and keep autograd's history.")
 
 
-def _not_a_tensor(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
+def _not_a_tensor(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"expected Variable or None \(got ([\w.]+)\)", message)
     if not match:
         return None
@@ -94,7 +92,7 @@ def _not_a_tensor(message: str, kind: str, error: StudentError, view: Judging, c
             f"(shaped like {name}) or None: {fix}.")
 
 
-def _count(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
+def _count(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"function (\w+) returned an incorrect number of gradients \(expected (\d+), got "
                       r"(\d+)\)", message) or re.search(r"()returned an incorrect number of gradients "
                                                         r"\(expected (\d+), got (\d+)\)", message)
@@ -111,8 +109,7 @@ def _count(message: str, kind: str, error: StudentError, view: Judging, case: Ca
     return _count_cause(view, case, expected, got)
 
 
-def _gradient_for_number(message: str, kind: str, error: StudentError, view: Judging,
-                         case: CaseView) -> str | None:
+def _gradient_for_number(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"returned a gradient different than None at position (\d+)", message)
     if not match:
         return None
@@ -123,7 +120,7 @@ def _gradient_for_number(message: str, kind: str, error: StudentError, view: Jud
             f"nothing to differentiate there, so return None in its place.")
 
 
-def _shape(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
+def _shape(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"returned an invalid gradient at index (\d+) - got \[([\d, ]*)\] but expected shape "
                       r"compatible with \[([\d, ]*)\]", message)
     if not match:
@@ -136,8 +133,7 @@ def _shape(message: str, kind: str, error: StudentError, view: Judging, case: Ca
     return f"backward returned a gradient of shape [{match[2]}] for {name}, whose shape is [{match[3]}]{how}"
 
 
-def _needs_input_grad(message: str, kind: str, error: StudentError, view: Judging,
-                      case: CaseView) -> str | None:
+def _needs_input_grad(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     if kind != "IndexError" or not any("needs_input_grad[" in f.code
                                        for f in error.frames):
         return None
@@ -147,14 +143,14 @@ def _needs_input_grad(message: str, kind: str, error: StudentError, view: Judgin
             "ctx.needs_input_grad[2]).").replace("bias", _optional_name(view))
 
 
-def _no_history(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
+def _no_history(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     if "element 0 of tensors does not require grad and does not have a grad_fn" not in message:
         return None
     return ("backward's result has no autograd history: it was computed with values autograd cannot "
             "follow (torch.no_grad(), .detach(), .item(), NumPy, or a new tensor built from numbers).")
 
 
-def _in_place(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
+def _in_place(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     if "modified by an inplace operation" not in message:
         return None
     return (f"a tensor saved for backward was changed in place after it was saved, so autograd refuses "
@@ -162,7 +158,7 @@ def _in_place(message: str, kind: str, error: StudentError, view: Judging, case:
             f"tensors or {view.grad_output} in place.")
 
 
-def _matmul(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
+def _matmul(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)", message)
     if not match:
         return None
@@ -180,7 +176,7 @@ def _matmul(message: str, kind: str, error: StudentError, view: Judging, case: C
     return said
 
 
-def _no_storage(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
+def _no_storage(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     if "Cannot access data pointer of Tensor that doesn't have storage" not in message:
         return None
     return ("under torch.func.vmap (and torch.func.grad), forward receives batched tensors that have no "
@@ -189,8 +185,7 @@ def _no_storage(message: str, kind: str, error: StudentError, view: Judging, cas
             "operations only (torch.clamp, torch.exp, torch.log1p...).")
 
 
-def _op_returns_input(message: str, kind: str, error: StudentError, view: Judging,
-                      case: CaseView) -> str | None:
+def _op_returns_input(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     if "must not also be an input to this custom operator" not in message:
         return None
     return (f"the custom op {view.lookup} returns its own input (changed in place, as with x.div_(...), or x "
@@ -198,7 +193,7 @@ def _op_returns_input(message: str, kind: str, error: StudentError, view: Judgin
             f"new tensor, computed without in-place operations (x / (1 + x.abs())).")
 
 
-def _setup_context_with_ctx(message: str, kind: str, error: StudentError, view: Judging,
+def _setup_context_with_ctx(message: str, kind: str, error: dict, view: Judging,
                             case: CaseView) -> str | None:
     names = view.data.names
     forward = names.forward or []
@@ -211,7 +206,7 @@ def _setup_context_with_ctx(message: str, kind: str, error: StudentError, view: 
             f"style), or keep forward(ctx, {given}) and remove setup_context.")
 
 
-def _no_jvp(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
+def _no_jvp(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     if "You must implement the jvp function" not in message:
         return None
     return (f"{view.lookup} has no jvp staticmethod, which forward-mode AD (torch.func.jvp, "
@@ -219,8 +214,7 @@ def _no_jvp(message: str, kind: str, error: StudentError, view: Judging, case: C
             f"(x_t times the derivative), and keep what it needs with ctx.save_for_forward in setup_context.")
 
 
-def _saved_for_forward(message: str, kind: str, error: StudentError, view: Judging,
-                       case: CaseView) -> str | None:
+def _saved_for_forward(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     frames = error.frames
     if kind != "ValueError" or "not enough values to unpack" not in message or not frames \
             or frames[-1].name != "jvp" or "saved_tensors" not in frames[-1].code:
@@ -230,7 +224,7 @@ def _saved_for_forward(message: str, kind: str, error: StudentError, view: Judgi
             "ctx.save_for_forward(...) with the same tensors in setup_context.")
 
 
-def _saved_a_tuple(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
+def _saved_a_tuple(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"save_for_(backward|forward) can only save variables, but argument (\d+) is of type "
                       r"(\w+)", message)
     if not match:
@@ -242,7 +236,7 @@ def _saved_a_tuple(message: str, kind: str, error: StudentError, view: Judging, 
             f"takes tensors (or None) only.{how}")
 
 
-def _no_vmap_rule(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
+def _no_vmap_rule(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     if "does not have vmap support" not in message:
         return None
     return (f"torch.func.vmap needs {view.lookup} to say how to batch it: set generate_vmap_rule = True in "
@@ -250,7 +244,7 @@ def _no_vmap_rule(message: str, kind: str, error: StudentError, view: Judging, c
             f"operations), or write a vmap staticmethod.")
 
 
-def _ctx_attribute(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
+def _ctx_attribute(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"'(\w+)Backward' object has no attribute '(\w+)'", message)
     if kind != "AttributeError" or not match:
         return None
@@ -258,7 +252,7 @@ def _ctx_attribute(message: str, kind: str, error: StudentError, view: Judging, 
             f"...), before returning.")
 
 
-def _item(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
+def _item(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"a Tensor with (\d+) elements cannot be converted to Scalar", message)
     if not match:
         return None
