@@ -17,17 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from autograder.measure.wire import (
-    Plain,
-    each,
-    flag,
-    index,
-    integer,
-    numbers,
-    strings,
-    text,
-    texts,
-)
+from autograder.measure.wire import Plain, each, flag, index, integer, numbers, strings, text, texts
 
 
 @dataclass(frozen=True)
