@@ -83,11 +83,11 @@ PARTS = ("forward", "backward", "second", "torch", "extra")  # the order a probl
 
 def judge(problem: Problem, data: Any, seed: int = 0) -> list[CheckResult]:
     """Every check of the problem, from the probe's data of one submission: the plain data a worker sent,
-    parsed here, once, into its types (measure/contract.py)."""
+    parsed here, once, into its types (measure/contract.py), unless it was parsed already."""
     verdicts = Verdicts(problem)
     passed_details: dict[str, str] = {}
     try:
-        measured = ProblemMeasurement.from_plain(data)
+        measured = data if isinstance(data, ProblemMeasurement) else ProblemMeasurement.from_plain(data)
         if measured is None:
             raise TypeError(f"a {type(data).__name__}, not a mapping")
         with projections.tolerances(problem.rtol_atol, problem.gradcheck_rtol_atol):

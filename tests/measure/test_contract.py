@@ -60,6 +60,8 @@ def test_round_trip_keeps_the_data(problem, source):
     assert parsed is not None and parsed.cases and all(c is not None for c in parsed.cases)
     assert parsed.to_plain() == without_nulls(data)
     assert ProblemMeasurement.from_plain(parsed.to_plain()) == parsed
+    spec = find_problem(problem)
+    assert judge(spec, parsed) == judge(spec, data)  # judged alike, parsed or plain
 
 
 def test_the_measurements_the_checks_read_are_there():
