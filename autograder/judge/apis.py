@@ -13,6 +13,7 @@ from autograder.judge.errors import error_cause, opcheck_cause
 from autograder.judge.findings import Finding, fail, jacobian_panels
 from autograder.judge.reference import encoded_once
 from autograder.judge.untrusted import float64, matrices
+from autograder.measure.contract import ApiResult, Output
 from autograder.measure.encoding import differentiable
 
 if TYPE_CHECKING:
@@ -21,12 +22,15 @@ if TYPE_CHECKING:
 
 def judge_extra(check: str) -> Callable[[Judging], Finding | None]:
     def judge(view: Judging) -> Finding | None:
-        results = (view.data.get("extra") or {}).get(check)
+        results = view.data.api_results(check)
         if not results:
             return fail(f"No {check} result came back for {view.lookup}.")
         for case, result in zip(view.cases, results):
-            if "error" in result:
-                text, details = error_cause(result["error"], view, case)
+            if result is None:
+                return fail(case.intro + f"the {check} result came back malformed, so it is treated as "
+                                         f"wrong.")
+            if result.error is not None:
+                text, details = error_cause(result.error, view, case)
                 return fail(case.intro + text, details)
             said = _extra_cause(view, check, result, case)
             if said:
@@ -36,13 +40,13 @@ def judge_extra(check: str) -> Callable[[Judging], Finding | None]:
     return judge
 
 
-def _extra_cause(view: Judging, check: str, result: dict, case):
+def _extra_cause(view: Judging, check: str, result: ApiResult, case):
     problem = view.problem
     encoded = encoded_once(problem, view.seed)[case.index]
     tensors = [(n, a) for n, a in zip(case.names, encoded) if differentiable(a)]
     if check == "forward mode":
         sizes = [len(a["values"]) for _, a in tensors]
-        mine, right = (matrices(result["jacobian"], sizes, case.rows),
+        mine, right = (matrices(result.jacobian or [], sizes, case.rows),
                        matrices(case.ref["jacobian"], sizes, case.rows))
         for (name, a), m, r in zip(tensors, mine, right):
             said = difference_cause(m, r, tuple(a["shape"]), name,
@@ -56,21 +60,23 @@ def _extra_cause(view: Judging, check: str, result: dict, case):
         x = float64(a["values"]).reshape(a["shape"])
         batch = torch.stack([x, 2 * x, -x])
         want = torch.stack([problem.reference(t) for t in batch])
-        got = result["batched"]
-        if got["shape"] != list(want.shape):
-            said = (f"vmap over a batch of 3 gave shape {got['shape']} instead of {list(want.shape)}: the "
+        got = result.batched or Output()
+        if got.shape != list(want.shape):
+            said = (f"vmap over a batch of 3 gave shape {got.shape} instead of {list(want.shape)}: the "
                     f"vmap rule must put the batch dimension first.")
             return said, "", []
-        said = difference_cause(float64([got["values"]]), want.reshape(1, -1), tuple(want.shape), "the batch",
+        said = difference_cause(float64([got.values]), want.reshape(1, -1), tuple(want.shape), "the batch",
                        "The output under torch.func.vmap")
         if said:
             return said, "", []
         xg = x.clone().requires_grad_()
         (want_grad,) = torch.autograd.grad(problem.reference(xg).sum(), xg)
-        said = difference_cause(float64([result["grad"]["values"]]), want_grad.reshape(1, -1),
+        said = difference_cause(float64([(result.grad or Output()).values]), want_grad.reshape(1, -1),
                                 tuple(want_grad.shape), name, "The gradient from torch.func.grad")
         return (said, "", []) if said else None
-    report = {str(k): str(v) for k, v in result["report"].items()}
+    if result.report is None:
+        return "torch.library.opcheck's report came back malformed, so it is treated as wrong.", "", []
+    report = dict(result.report)
     failed = {k: v for k, v in report.items() if v != "SUCCESS"}
     if failed:
         first = next(iter(failed))

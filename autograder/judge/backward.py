@@ -14,6 +14,7 @@ from autograder.judge.kinks import settle_kinks
 from autograder.judge.reference import reference_vjps
 from autograder.judge.untrusted import lists, matrices
 from autograder.measure import projections
+from autograder.measure.contract import Output
 from autograder.measure.encoding import differentiable
 from autograder.measure.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
 
@@ -24,27 +25,27 @@ if TYPE_CHECKING:
 def judge_backward_returns(view: Judging) -> Finding | None:
     said = None
     for case in view.cases:
-        returned = case.measured.get("backward_returns")
+        returned = case.measured.backward_returns
         if not isinstance(returned, list):
             continue
         encoded, names = case.encoded, case.names
         extra = returned[len(encoded):]  # autograd accepts trailing Nones, e.g. for an omitted bias
-        if len(returned) < len(encoded) or any(v.get("kind") != "None" for v in extra):
+        if len(returned) < len(encoded) or any(v.kind != "None" for v in extra):
             return fail(case.intro + f"backward returned {len(returned)} value(s) for the {len(encoded)} "
                                      f"input(s) of forward ({', '.join(names[:len(encoded)])}).")
         for k, (value, arg) in enumerate(zip(returned, encoded)):
             label = names[k]
             if isinstance(arg, dict) and not differentiable(arg):
                 continue  # a tensor of integers, booleans...: autograd ignores what backward returns for it
-            if not isinstance(arg, dict) and value.get("kind") != "None":
-                return fail(case.intro + f"backward returned a {value.get('kind')} for {label}, which is not "
+            if not isinstance(arg, dict) and value.kind != "None":
+                return fail(case.intro + f"backward returned a {value.kind} for {label}, which is not "
                                          f"a tensor: return None for it.")
-            if isinstance(arg, dict) and value.get("kind") == "Tensor" and value.get("shape") != arg["shape"]:
-                said = said or note(f"{case.intro}the gradient for {label} has shape {value.get('shape')} "
+            if isinstance(arg, dict) and value.kind == "Tensor" and value.shape != arg["shape"]:
+                said = said or note(f"{case.intro}the gradient for {label} has shape {value.shape} "
                                     f"where {label} has shape {arg['shape']}; autograd sums it down to "
                                     f"{label}'s shape, so the result is the same.")
-            elif isinstance(arg, dict) and value.get("kind") not in ("Tensor", "None"):
-                return fail(case.intro + f"backward returned a {value.get('kind')} for {label}; return a "
+            elif isinstance(arg, dict) and value.kind not in ("Tensor", "None"):
+                return fail(case.intro + f"backward returned a {value.kind} for {label}; return a "
                                          f"tensor shaped like it.")
     return said
 
@@ -52,9 +53,10 @@ def judge_backward_returns(view: Judging) -> Finding | None:
 def judge_gradient(view: Judging) -> Finding | None:
     said = None
     for case in view.cases:
-        out, ref = case.measured["output"], case.ref["output"]
-        if len(out["values"]) != len(ref["values"]):
-            return fail(case.intro + f"forward's output has {len(out['values'])} entries where the right one "
+        out, ref = case.measured.output or Output(), case.ref["output"]
+        values = out.values or []
+        if len(values) != len(ref["values"]):
+            return fail(case.intro + f"forward's output has {len(values)} entries where the right one "
                                      f"has {len(ref['values'])}, so its gradients cannot be the reference's.")
         ref_vjps = reference_vjps(view.problem, view.seed, case.index)
         vjps, on_kink = settle_kinks(view, case, case.vjps(), ref_vjps)
@@ -68,8 +70,8 @@ def judge_gradient(view: Judging) -> Finding | None:
                                 "of backward ran in float32. That is within gradcheck's tolerance.")
             continue
         jacobians = None
-        if "jacobian" in case.measured:
-            jacobians = (matrices(case.measured["jacobian"], case.sizes, case.rows),
+        if case.measured.jacobian is not None:
+            jacobians = (matrices(case.measured.jacobian, case.sizes, case.rows),
                          matrices(case.ref["jacobian"], case.sizes, case.rows))
         text, k = _saved_input_changed(case) or gradient_cause(view, case, vjps[0], ref_vjps[0], vjps[1],
                                                                 ref_vjps[1], jacobians)
@@ -95,8 +97,8 @@ def judge_gradient(view: Judging) -> Finding | None:
 def _saved_input_changed(case) -> tuple[str, int] | None:
     """An input forward saved and then changed in place (input.clamp_(min=0) after
     ctx.save_for_backward(input)): backward reads the changed values, so the fault is forward's."""
-    changed = set(case.measured.get("inputs_changed") or []) - set(case.measured.get("dirty") or [])
-    saved = {t.get("index") for t in case.measured.get("saved") or [] if t.get("kind") == "input"}
+    changed = set(case.measured.inputs_changed or []) - set(case.measured.dirty or [])
+    saved = {t.index for t in case.measured.saved or [] if t.kind == "input"}
     for k in sorted(k for k in changed & saved if isinstance(k, int) and k < len(case.names)):
         name = case.names[k]
         if name not in case.tensor_names:
@@ -113,8 +115,8 @@ def _saved_input_changed(case) -> tuple[str, int] | None:
 def judge_needs_input_grad(view: Judging) -> Finding | None:
     for case in view.cases:
         ref_vjp = reference_vjps(view.problem, view.seed, case.index)[0]
-        for sub in case.measured.get("subsets") or []:
-            requires = [bool(r) for r in sub.get("requires", [])]
+        for sub in case.measured.subsets or []:
+            requires = list(sub.requires or [])
             if len(requires) != len(case.tensor_names):
                 raise ValueError("malformed subset")
             needing = [n for n, r in zip(case.tensor_names, requires) if r]
@@ -122,22 +124,22 @@ def judge_needs_input_grad(view: Judging) -> Finding | None:
             setting = (f"with {' and '.join(others)} not needing a gradient (requires_grad=False, as for "
                        f"data) and {' and '.join(needing)} needing one")
             where = case.intro.rstrip(": ") + ", " + setting + ": "
-            if "error" in sub:
-                text, details = error_cause(sub["error"], view, case)
+            if sub.error is not None:
+                text, details = error_cause(sub.error, view, case)
                 return fail(where + text, details)
-            if sub.get("no_grad_fn"):
+            if sub.no_grad_fn:
                 return fail(where + f"the output has no grad_fn, although {needing[0]} requires a gradient.")
             wanted = [v for v, r in zip(ref_vjp, requires) if r]
-            got = lists(sub.get("vjp"), [len(v) for v in wanted])
+            got = lists(sub.vjp, [len(v) for v in wanted])
             for name, mine, right in zip(needing, got, wanted):
                 if projections.all_close(mine, right, GRADCHECK_RTOL, GRADCHECK_ATOL):
                     continue
                 position = case.names.index(name)
-                returned = sub.get("returns") or []
-                needs = sub.get("needs")
+                returned = sub.returns or []
+                needs = sub.needs
                 flags = (f"ctx.needs_input_grad is {tuple(bool(n) for n in needs)}, and "
                          if isinstance(needs, list) else "")
-                if position < len(returned) and returned[position].get("kind") == "None":
+                if position < len(returned) and returned[position].kind == "None":
                     return fail(where + f"{flags}backward returned None for {name}, which needs a gradient: "
                                         f"read ctx.needs_input_grad[{position}] for {name} (its flags follow "
                                         f"forward's arguments, in order), and compute every gradient whose "
@@ -152,7 +154,7 @@ def judge_needs_input_grad(view: Judging) -> Finding | None:
 def judge_grad_output_unchanged(view: Judging) -> Finding | None:
     g = view.grad_output
     for case in view.cases:
-        if case.measured.get("grad_output_changed"):
+        if case.measured.grad_output_changed:
             return fail(case.intro + f"backward changed {g} in place (such as {g}[...] = 0). {g} belongs to "
                                      f"autograd: it can be shared with other nodes of the graph or be the "
                                      f"caller's own tensor, which then comes back changed. Work on a copy: "

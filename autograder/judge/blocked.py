@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from autograder.judge.errors import error_cause
 from autograder.judge.judging import CaseView, Judging
+from autograder.measure.contract import Output, StudentError
 
 
 @dataclass
@@ -22,32 +23,32 @@ class Blocked:
 def blocked(view: Judging, case: CaseView, part: str) -> Blocked | None:
     """Why this case cannot be judged by a check of `part` ("forward", "backward", "second"), or None."""
     m, name = case.measured, view.lookup
-    if "error" in m:
-        said, details = error_cause(m["error"], view, case)
-        return Blocked("forward", case.intro + said, details, f"forward raises {m['error'].get('type')}")
-    out = m.get("output", {})
-    if out.get("type") != "Tensor":
+    if m.error is not None:
+        said, details = error_cause(m.error, view, case)
+        return Blocked("forward", case.intro + said, details, f"forward raises {m.error.type}")
+    out = m.output or Output()
+    if out.type != "Tensor":
         hint = ""
         if view.problem.kind == "callable" and view.problem.all_outputs:
             hint = (f" (call {view.problem.all_outputs}.apply(x)[0]: the wrapper returns only the first "
                     f"output)")
-        return Blocked("forward", case.intro + f"{name} returned a {out.get('type')}, not a "
+        return Blocked("forward", case.intro + f"{name} returned a {out.type}, not a "
                                                f"Tensor{hint}.",
-                       short=f"{name} returns a {out.get('type')}, not a Tensor")
+                       short=f"{name} returns a {out.type}, not a Tensor")
     if part == "forward":
         return None
-    shape, right = out.get("shape"), case.ref["output"]["shape"]
+    shape, right = out.shape, case.ref["output"]["shape"]
     if shape != right:
         return Blocked("forward", case.intro + f"forward returned shape {shape} but the right output has "
                                                f"shape {right}.",
                        short=f"forward returns shape {shape} instead of {right}")
-    if "backward_error" in m:
-        said, details = error_cause(m["backward_error"], view, case)
-        owner = "backward returns" if _validation_error(m["backward_error"]) else "gradient"
-        where = m["backward_error"].get("raised_in", "backward")
+    if m.backward_error is not None:
+        said, details = error_cause(m.backward_error, view, case)
+        owner = "backward returns" if _validation_error(m.backward_error) else "gradient"
+        where = m.backward_error.raised_in or "backward"
         return Blocked(owner, case.intro + said, details,
-                       f"{where} raises {m['backward_error'].get('type')}")
-    if not out.get("has_grad_fn"):
+                       f"{where} raises {m.backward_error.type}")
+    if not out.has_grad_fn:
         return Blocked("gradient", case.intro + f"{name}'s output has no grad_fn, so no gradient can "
                                                 f"flow back through it (forward computed it outside "
                                                 f"autograd's view, or returned a tensor made with "
@@ -56,8 +57,8 @@ def blocked(view: Judging, case: CaseView, part: str) -> Blocked | None:
     return None
 
 
-def _validation_error(error: dict) -> bool:
+def _validation_error(error: StudentError) -> bool:
     """Autograd refused what backward returned (a count, a gradient for a non-tensor, a shape)."""
-    message = str(error.get("message", ""))
+    message = error.message
     return any(p in message for p in ("incorrect number of gradients", "different than None at position",
                                       "invalid gradient at index", "expected Variable or None"))

@@ -16,6 +16,7 @@ import torch
 
 from autograder.judge.diagnose import RTOL, close, difference_cause, swap_cause
 from autograder.judge.untrusted import float64
+from autograder.measure.contract import CaseMeasurement
 from autograder.measure.encoding import decode_args, differentiable
 
 if TYPE_CHECKING:
@@ -285,12 +286,12 @@ def _ordinal(k: int) -> str:
 def partial_cause(view: Judging) -> str | None:
     """Why second derivatives differ (without being zero) when forward kept a tensor it computed: that
     tensor has no autograd history, so the second derivatives through it are missing."""
-    first = view.cases[0].measured if view.cases else {}
-    kept = [t for t in (first.get("ctx_tensors") or []) if t.get("kind") == "intermediate"]
-    saved = [k for k, t in enumerate(first.get("saved") or []) if t.get("kind") == "intermediate"]
+    first = view.cases[0].measured if view.cases else CaseMeasurement()
+    kept = [t for t in (first.ctx_tensors or []) if t.kind == "intermediate"]
+    saved = [k for k, t in enumerate(first.saved or []) if t.kind == "intermediate"]
     if not kept and not saved:
         return None
-    where = (", ".join(f"ctx.{t.get('attr')}" for t in kept) if kept else
+    where = (", ".join(f"ctx.{t.attr}" for t in kept) if kept else
              "the " + " and ".join(_ordinal(k + 1) for k in saved) + " tensor passed to save_for_backward")
     name = view.names[0] if view.names else "x"
     return (f"backward computes with {where}, a tensor forward computed (such as torch.sigmoid({name})): an "
@@ -303,16 +304,16 @@ def partial_cause(view: Judging) -> str | None:
 def blind_cause(view: Judging, has_history: bool) -> str:
     """Why autograd sees second derivatives of zero with respect to the inputs where finite differences do
     not: what backward computed with has no history linking it to the inputs."""
-    first = view.cases[0].measured if view.cases else {}
-    kept = [t for t in (first.get("ctx_tensors") or []) if t.get("kind") in ("intermediate", "detached")]
-    saved = [t for t in (first.get("saved") or []) if t.get("kind") in ("intermediate", "detached")]
+    first = view.cases[0].measured if view.cases else CaseMeasurement()
+    kept = [t for t in (first.ctx_tensors or []) if t.kind in ("intermediate", "detached")]
+    saved = [t for t in (first.saved or []) if t.kind in ("intermediate", "detached")]
     name = view.names[0] if view.names else "x"
-    if any(t.get("kind") == "detached" for t in kept + saved):
+    if any(t.kind == "detached" for t in kept + saved):
         return (f"backward computes with a detached copy of a tensor (such as {name}.detach(), or the "
                 f"output's), which has no autograd history, so autograd sees second derivatives of zero "
                 f"where finite differences do not. Keep the tensor itself, with save_for_backward.")
     if kept or saved:
-        where = ", ".join(f"ctx.{t['attr']}" for t in kept) if kept else "tensors passed to save_for_backward"
+        where = ", ".join(f"ctx.{t.attr}" for t in kept) if kept else "tensors passed to save_for_backward"
         return (f"backward computes with {where}, computed inside forward: an intermediate result has no "
                 f"autograd history, whether it is kept on ctx or passed to save_for_backward, so autograd "
                 f"sees second derivatives of zero where finite differences do not. Return it as an extra "

@@ -11,6 +11,8 @@ import re
 
 import torch
 
+from autograder.measure.contract import StudentError
+
 RTOL, ATOL = 1e-9, 1e-12  # against the reference: both in float64, so only rounding may differ
 
 
@@ -157,10 +159,10 @@ _ERRORS = [
 ]
 
 
-def raised_cause(error: dict) -> str:
-    """A sentence for an exception raised by student code (given as probe.error_data)."""
-    message, kind, where = (error.get("message", ""), error.get("type", "Exception"),
-                            error.get("raised_in", "code"))
+def raised_cause(error: StudentError) -> str:
+    """A sentence for an exception raised by student code (calls.error_data, parsed)."""
+    message, kind, where = (error.message, error.type or "Exception",
+                            error.raised_in or "code")
     if kind == "NotImplementedError":
         return (f"{where} is not written yet: it raises NotImplementedError. Replace "
                 f"`raise NotImplementedError()` with your code.")

@@ -8,25 +8,26 @@ import re
 from typing import TYPE_CHECKING
 
 from autograder.judge.diagnose import raised_cause
+from autograder.measure.contract import StudentError
 
 if TYPE_CHECKING:
     from autograder.judge.judging import CaseView, Judging
 
 
-def _forward_called(error: dict) -> str | None:
+def _forward_called(error: StudentError) -> str | None:
     """The Function whose forward the learner's code calls directly (`CubeBackward.forward(...)`)."""
-    for frame in error.get("frames") or []:
-        match = re.search(r"\b([A-Za-z_]\w*)\.forward\(", str(frame.get("code", "")))
+    for frame in error.frames:
+        match = re.search(r"\b([A-Za-z_]\w*)\.forward\(", frame.code)
         if match:
             return match[1]
     return None
 
 
-def error_cause(error: dict, view: Judging, case: CaseView) -> tuple[str, str]:
+def error_cause(error: StudentError, view: Judging, case: CaseView) -> tuple[str, str]:
     """The sentence for an exception raised by student code, and the traceback to show with it (the
     learner's frames only; nothing for a body not written yet)."""
-    kind = str(error.get("type", ""))
-    details = str(error.get("traceback", "")) if kind != "NotImplementedError" else ""
+    kind = error.type
+    details = error.traceback if kind != "NotImplementedError" else ""
     said = known_cause(error, view, case)
     if said is None:
         return raised_cause(error), details
@@ -37,7 +38,7 @@ def error_cause(error: dict, view: Judging, case: CaseView) -> tuple[str, str]:
 
 def known_cause(error: dict, view: Judging, case: CaseView) -> str | None:
     """Our sentence for an error PyTorch raised on the learner's behalf, or None for one we do not know."""
-    message, kind = str(error.get("message", "")), str(error.get("type", ""))
+    message, kind = error.message, error.type
     for cause in _CAUSES:
         said = cause(message, kind, error, view, case)
         if said:
@@ -61,7 +62,7 @@ def _numpy_with_grad(message: str, kind: str, error: dict, view: Judging, case: 
     if view.problem.companion:
         also = (f" Where the computation must leave PyTorch, put it in {view.problem.companion}.forward "
                 f"and call {view.problem.companion}.apply.")
-    return (f"{error.get('raised_in', 'backward')} calls .numpy() on a tensor that requires grad. That "
+    return (f"{error.raised_in or 'backward'} calls .numpy() on a tensor that requires grad. That "
             f"happens when backward itself is differentiated (create_graph=True, as gradgradcheck does): "
             f"autograd then records backward, and it cannot record NumPy. PyTorch's hint, "
             f"tensor.detach().numpy(), only silences the error: the second derivatives then come out as "
@@ -81,9 +82,9 @@ def _not_a_tensor(message: str, kind: str, error: dict, view: Judging, case: Cas
     if not match:
         return None
     got = match[1]
-    returned = case.measured.get("backward_returns") or []
-    k = next((k for k, v in enumerate(returned) if isinstance(v, dict)
-              and v.get("kind") not in ("Tensor", "None")), None)
+    returned = case.measured.backward_returns or []
+    k = next((k for k, v in enumerate(returned)
+              if v.kind not in ("Tensor", "None")), None)
     name = case.names[k] if k is not None and k < len(case.names) else "an input"
     fix = ("torch.from_numpy(...) converts it, but computing the gradient with torch operations is simpler"
            if "numpy" in got else "make it a tensor, or return None where there is no gradient")
@@ -133,8 +134,8 @@ def _shape(message: str, kind: str, error: dict, view: Judging, case: CaseView) 
 
 
 def _needs_input_grad(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
-    if kind != "IndexError" or not any("needs_input_grad[" in str(f.get("code", ""))
-                                       for f in error.get("frames") or []):
+    if kind != "IndexError" or not any("needs_input_grad[" in f.code
+                                       for f in error.frames):
         return None
     return ("ctx.needs_input_grad has one entry per argument given to apply, so when an optional "
             "argument is left out it is shorter, and reading the flag of that argument fails "
@@ -165,7 +166,7 @@ def _matmul(message: str, kind: str, error: dict, view: Judging, case: CaseView)
     named = {tuple(shape): name for name, shape in zip(case.tensor_names, case.shapes)}
     a = f"{named[first]} " if first in named else ""
     b = f"{named[second]} " if second in named else ""
-    said = (f"{error.get('raised_in', 'forward')} multiplies {a}({first[0]}×{first[1]}) by {b}"
+    said = (f"{error.raised_in or 'forward'} multiplies {a}({first[0]}×{first[1]}) by {b}"
             f"({second[0]}×{second[1]}): a matrix product needs the columns of the first ({first[1]}) to "
             f"equal the rows of the second ({second[0]}).")
     if second[1] == first[1]:
@@ -194,9 +195,9 @@ def _op_returns_input(message: str, kind: str, error: dict, view: Judging, case:
 
 def _setup_context_with_ctx(message: str, kind: str, error: dict, view: Judging,
                             case: CaseView) -> str | None:
-    names = view.data.get("names") if isinstance(view.data.get("names"), dict) else {}
-    forward = names.get("forward") or []
-    if kind != "TypeError" or "setup_context" not in names or not forward or forward[0] != "ctx":
+    names = view.data.names
+    forward = names.forward or []
+    if kind != "TypeError" or names.setup_context is None or not forward or forward[0] != "ctx":
         return None
     given = ", ".join(forward[1:]) or "x"
     return (f"{view.lookup} defines setup_context, so PyTorch calls forward without ctx, as "
@@ -214,9 +215,9 @@ def _no_jvp(message: str, kind: str, error: dict, view: Judging, case: CaseView)
 
 
 def _saved_for_forward(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
-    frames = error.get("frames") or []
+    frames = error.frames
     if kind != "ValueError" or "not enough values to unpack" not in message or not frames \
-            or frames[-1].get("name") != "jvp" or "saved_tensors" not in str(frames[-1].get("code", "")):
+            or frames[-1].name != "jvp" or "saved_tensors" not in frames[-1].code:
         return None
     return ("jvp reads ctx.saved_tensors, which in jvp holds only the tensors setup_context passed to "
             "ctx.save_for_forward (ctx.save_for_backward keeps them for backward only): add "
@@ -255,7 +256,7 @@ def _item(message: str, kind: str, error: dict, view: Judging, case: CaseView) -
     match = re.search(r"a Tensor with (\d+) elements cannot be converted to Scalar", message)
     if not match:
         return None
-    return (f"{error.get('raised_in', 'backward')} turns a tensor of {match[1]} entries into one number "
+    return (f"{error.raised_in or 'backward'} turns a tensor of {match[1]} entries into one number "
             f"(.item(), float() or int() do that, for one-entry tensors only): compute with the tensor "
             f"itself, entry by entry, which also keeps autograd's history.")
 
@@ -268,7 +269,7 @@ _CAUSES = [_setup_context_with_ctx, _direct_forward, _numpy_with_grad, _numpy_nu
 
 def opcheck_cause(test: str, text: str, view: Judging, case: CaseView) -> str | None:
     """A sentence for a failing test of torch.library.opcheck, where its own words need one."""
-    said = known_cause({"message": text, "type": "", "raised_in": view.lookup}, view, case)
+    said = known_cause(StudentError(message=text, raised_in=view.lookup), view, case)
     if said:
         return f"torch.library.opcheck's {test} fails: {said}"
     match = re.search(r"outputs_alias_inputs check (True|False) != (True|False)", text)
@@ -283,7 +284,7 @@ def opcheck_cause(test: str, text: str, view: Judging, case: CaseView) -> str | 
 
 
 def _optional_name(view: Judging) -> str:
-    optional = (view.data.get("names") or {}).get("optional") or []
+    optional = view.data.names.optional or []
     return next((n for n in optional if isinstance(n, str) and n.isidentifier()), "bias")
 
 
@@ -297,12 +298,11 @@ def _first_line(message: str) -> str:
 def _count_cause(view: Judging, case: CaseView, expected: int, got: int) -> str:
     name = view.lookup
     given = case.names[:expected]
-    optional = (view.data.get("names") or {}).get("optional") or []
+    optional = view.data.names.optional or []
     omitted = [n for n in view.names[expected:] if n in optional]
     if got > expected and omitted:
-        returned = case.measured.get("backward_returns") or []
-        extra = returned[expected] if len(returned) > expected else {}
-        kind = extra.get("kind", "Tensor") if isinstance(extra, dict) else "Tensor"
+        returned = case.measured.backward_returns or []
+        kind = (returned[expected].kind or "Tensor") if len(returned) > expected else "Tensor"
         what = "a tensor" if kind == "Tensor" else f"a {kind}"
         if not _ever_a_tensor(view, expected):
             return (f"backward returned {what} for {omitted[0]}, which is a number, not a tensor: return "

@@ -97,7 +97,7 @@ def jacobian_panels(title: str, name: str, out_name: str, mine: torch.Tensor, ri
 
 def graph_figures(view: Judging) -> list[Figure]:
     """The graph of the student's backward beside the reference's (where the student's was measured)."""
-    mine = view.data.get("graph")
+    mine = view.data.graph
     if not isinstance(mine, dict):
         return []
     right, names = reference_graph(view.problem, view.seed)

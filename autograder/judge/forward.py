@@ -13,6 +13,7 @@ from autograder.judge.diagnose import difference_cause, float32_rounding
 from autograder.judge.findings import Finding, fail, note, shaped_panels
 from autograder.judge.untrusted import float64, lists
 from autograder.measure import projections
+from autograder.measure.contract import Output
 from autograder.measure.encoding import decode_args
 from autograder.measure.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def judge_is_function(view: Judging) -> Finding | None:
-    for other, kind in (view.data.get("also") or {}).items():
+    for other, kind in (view.data.also or {}).items():
         if kind != "Function":
             return fail(f"{other} must be a subclass of torch.autograd.Function too "
                         f"(it is {'missing' if kind == 'missing' else 'a ' + str(kind)}).")
@@ -31,15 +32,15 @@ def judge_is_function(view: Judging) -> Finding | None:
 def judge_forward(view: Judging) -> Finding | None:
     said = None
     for case in view.cases:
-        out, ref = case.measured["output"], case.ref["output"]
-        if out.get("shape") != ref["shape"]:
-            how = _reduced_over(case, out.get("shape"), ref["shape"])
-            return fail(case.intro + f"forward returned shape {out.get('shape')} but the right output has "
+        out, ref = case.measured.output or Output(), case.ref["output"]
+        if out.shape != ref["shape"]:
+            how = _reduced_over(case, out.shape, ref["shape"])
+            return fail(case.intro + f"forward returned shape {out.shape} but the right output has "
                                      f"shape {ref['shape']}{how}.")
-        if out.get("dtype") != "torch.float64":
-            return fail(case.intro + f"forward returned {out.get('dtype')} for float64 inputs: keep the "
+        if out.dtype != "torch.float64":
+            return fail(case.intro + f"forward returned {out.dtype} for float64 inputs: keep the "
                                      f"input's dtype (no .float(), no new float32 tensors).")
-        (mine,) = lists([out["values"]], [len(ref["values"])])
+        (mine,) = lists([out.values], [len(ref["values"])])
         if projections.all_close(mine, ref["values"]):
             continue
         mistake = _known_mistake(view, case, mine)
@@ -99,8 +100,8 @@ def _known_mistake(view: Judging, case, mine: list[float]) -> str | None:
 
 def judge_inputs_unchanged(view: Judging) -> Finding | None:
     for case in view.cases:
-        dirty = set(case.measured.get("dirty") or [])
-        changed = [k for k in case.measured.get("inputs_changed") or []
+        dirty = set(case.measured.dirty or [])
+        changed = [k for k in case.measured.inputs_changed or []
                    if isinstance(k, int) and k < len(case.names)]
         undeclared = [k for k in changed if k not in dirty]
         if undeclared:
@@ -116,12 +117,12 @@ def judge_inputs_unchanged(view: Judging) -> Finding | None:
 
 def judge_save_for_backward(view: Judging) -> Finding | None:
     case = view.cases[0]
-    kept = case.measured.get("ctx_tensors") or []
+    kept = case.measured.ctx_tensors or []
     if kept:
         first = kept[0]
-        attr, kind = first.get("attr", "x"), first.get("kind")
+        attr, kind = first.attr or "x", first.kind
         what = f"ctx.{attr}"
-        index = first.get("index")
+        index = first.index
         name = case.names[index] if isinstance(index, int) and index < len(case.names) else None
         adds = ("autograd's check, when backward reads it, that it was not changed in place since forward "
                 "(with a plain attribute such a change silently gives a wrong gradient), and visibility to "
@@ -146,7 +147,7 @@ def judge_save_for_backward(view: Judging) -> Finding | None:
                     f"attribute of ctx. Tensors for backward go through ctx.save_for_backward, which adds "
                     f"{adds}. Save what the exercise asks for (an input or the output) and compute the rest "
                     f"in backward.")
-    if not case.measured.get("saved"):
+    if not case.measured.saved:
         return fail("forward passes no tensor to ctx.save_for_backward, where the exercise asks it to keep "
                     "the tensors backward needs that way (ctx.save_for_backward(...) in forward, "
                     "ctx.saved_tensors in backward).")

@@ -12,6 +12,7 @@ from autograder.judge.findings import Finding, fail, shaped_panels, torch_words
 from autograder.judge.kinks import without_kink_entries, without_kinks
 from autograder.judge.untrusted import float64, lists, matrices
 from autograder.measure import projections
+from autograder.measure.contract import Output, StudentError
 from autograder.measure.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
 
 if TYPE_CHECKING:
@@ -19,13 +20,13 @@ if TYPE_CHECKING:
 
 
 def judge_gradcheck(view: Judging) -> Finding | None:
-    said_by_torch = view.says.get("gradcheck")
+    said_by_torch = view.says.gradcheck
     says = torch_words("gradcheck", said_by_torch) if said_by_torch and said_by_torch != "passed" else ""
     for case in view.cases:
-        if "fd" not in case.measured:
-            text, details = error_cause(case.measured.get("numerical_error") or {}, view, case)
+        if case.measured.fd is None:
+            text, details = error_cause(case.measured.numerical_error or StudentError(), view, case)
             return fail(case.intro + text, details)
-        (fd,) = lists([case.measured["fd"]], [case.rows])
+        (fd,) = lists([case.measured.fd], [case.rows])
         vjps, fd = without_kinks(view, case, case.vjps(), fd)
         if not all(math.isfinite(x) for x in fd):
             return fail(case.intro + "finite differences of your forward are inf or NaN here, because "
@@ -33,9 +34,9 @@ def judge_gradcheck(view: Judging) -> Finding | None:
                                      "with them.")
         d = case.directions
         said, figures = None, []
-        if "jacobian" in case.measured and "numerical" in case.measured:
-            jac = matrices(case.measured["jacobian"], case.sizes, case.rows)
-            numeric = matrices(case.measured["numerical"], case.sizes, case.rows)
+        if case.measured.jacobian is not None and case.measured.numerical is not None:
+            jac = matrices(case.measured.jacobian, case.sizes, case.rows)
+            numeric = matrices(case.measured.numerical, case.sizes, case.rows)
             jac, numeric = without_kink_entries(view, case, jac), without_kink_entries(view, case, numeric)
             v = float64(d.v)
             for k, name in enumerate(case.tensor_names):
@@ -74,11 +75,11 @@ def judge_gradcheck(view: Judging) -> Finding | None:
 
 
 def _forward_right(case) -> bool:
-    return projections.all_close(case.measured["output"]["values"], case.ref["output"]["values"])
+    return projections.all_close((case.measured.output or Output()).values, case.ref["output"]["values"])
 
 
 def _float32_forward(case) -> bool:
-    mine, right = case.measured["output"]["values"], case.ref["output"]["values"]
+    mine, right = (case.measured.output or Output()).values, case.ref["output"]["values"]
     return not projections.all_close(mine, right) \
         and projections.all_close(mine, right, GRADCHECK_RTOL, GRADCHECK_ATOL) \
         and float32_rounding(mine, right)
@@ -88,14 +89,14 @@ def _judge_extra_outputs(view: Judging, case) -> Finding | None:
     """The outputs after the first of the Function the graded callable wraps: backward must add their
     gradients too (gradcheck tests every output)."""
     params = view.learner("outputs_backward", [])
-    for entry in case.measured.get("extra_outputs") or []:
-        j = int(entry.get("output", 0))
+    for entry in case.measured.extra_outputs or []:
+        j = entry.output or 0
         param = params[j] if j < len(params) else f"the gradient of output {j}"
-        if "error" in entry:
-            text, details = error_cause(entry["error"], view, case)
+        if entry.error is not None:
+            text, details = error_cause(entry.error, view, case)
             return fail(case.intro + f"with a gradient on output {j} of {view.problem.all_outputs}: " + text,
                         details)
-        if entry.get("has_grad_fn") is False:
+        if entry.has_grad_fn is False:
             function = view.problem.all_outputs
             return fail(case.intro + f"output {j} of {function}.forward has no grad_fn: forward marks it "
                                      f"with ctx.mark_non_differentiable, so autograd never sends a gradient "
@@ -104,10 +105,10 @@ def _judge_extra_outputs(view: Judging, case) -> Finding | None:
                                      f"is what carries the second derivatives: remove the "
                                      f"ctx.mark_non_differentiable line (it is for outputs such as indices, "
                                      f"that have no derivative).")
-        size = len(entry.get("fd") or [])
+        size = len(entry.fd or [])
         d = projections.directions(view.seed, 1000 * (case.index + 1) + j, size, tuple(case.sizes))
-        (vjp,) = [lists(entry.get("vjp"), case.sizes)]
-        (fd,) = lists([entry.get("fd")], [size])
+        (vjp,) = [lists(entry.vjp, case.sizes)]
+        (fd,) = lists([entry.fd], [size])
         analytical = sum(projections.dot(g, u) for g, u in zip(vjp, d.u))
         numerical = projections.dot(d.v, fd)
         if not projections.close(analytical, numerical, *projections.gradcheck_tolerance()):

@@ -14,6 +14,7 @@ from autograder.course.problems import FixedTensor, Problem, TensorSpec
 from autograder.judge.reference import encoded_once, input_names
 from autograder.judge.untrusted import float64, lists
 from autograder.measure import projections
+from autograder.measure.contract import CaseMeasurement, ProblemMeasurement, TorchSays
 from autograder.measure.encoding import differentiable, positional, tensor_sizes
 
 
@@ -28,7 +29,7 @@ class CaseView:
     index: int
     intro: str  # the case in the learner's words, opening a sentence: "With input of shape (3, 5): "
     encoded: list[Any]
-    measured: dict
+    measured: CaseMeasurement  # untrusted, parsed
     ref: dict
     names: list[str]  # of every argument, in the learner's words
     tensor_names: list[str]
@@ -61,18 +62,18 @@ class CaseView:
         return [float64(a["values"]).reshape(a["shape"]) for a in self.encoded if differentiable(a)]
 
     def vjps(self) -> list[list[list[float]]]:
-        return [lists(self.measured[key], self.sizes) for key in ("vjp", "vjp2")]
+        return [lists(self.measured.vjp, self.sizes), lists(self.measured.vjp2, self.sizes)]
 
 
 class Judging:
     """Everything a check's judgement reads, for one problem of one submission."""
 
-    def __init__(self, problem: Problem, data: dict, reference: dict, seed: int):
+    def __init__(self, problem: Problem, data: ProblemMeasurement, reference: dict, seed: int):
         self.problem, self.data, self.reference, self.seed = problem, data, reference, seed
         self.names = self._learner_names()
-        self.says = data.get("torch_says", {}) if isinstance(data.get("torch_says"), dict) else {}
+        self.says: TorchSays = data.torch_says
         self.cases = [self._case(i, c, r)
-                      for i, (c, r) in enumerate(zip(data.get("cases", []), reference["cases"]))]
+                      for i, (c, r) in enumerate(zip(data.cases or [], reference["cases"]))]
         self.failed: dict[str, Any] = {}  # the checks that failed so far, in report order
 
     @property
@@ -83,10 +84,9 @@ class Judging:
         """The names of forward's parameters as the learner wrote them (ctx left out), where they fit the
         arguments; otherwise the reference's."""
         fallback = input_names(self.problem)
-        names = ((self.data.get("names") or {}).get("forward") if isinstance(self.data.get("names"), dict)
-                 else None)
+        names = self.data.names.forward
         count = max(len(c.args) for c in self.problem.cases)
-        if isinstance(names, list) and names[:1] == ["ctx"] and "setup_context" in self.data["names"]:
+        if isinstance(names, list) and names[:1] == ["ctx"] and self.data.names.setup_context is not None:
             names = names[1:]  # forward(ctx, x) beside setup_context: a mistake told as such
         if isinstance(names, list) and len(names) >= count and all(_identifier(n) for n in names[:count]):
             return list(names[:count])
@@ -94,8 +94,9 @@ class Judging:
 
     def learner(self, key: str, default: list[str]) -> list[str]:
         """Other names the learner chose: "backward" (backward's gradient parameters), "outputs_backward"
-        (those of the Function whose every output is graded)."""
-        names = (self.data.get("names") or {}).get(key) if isinstance(self.data.get("names"), dict) else None
+        (those of the Function whose every output is graded), "companion" (the companion's forward's)."""
+        names = {"backward": self.data.names.backward, "outputs_backward": self.data.names.outputs_backward,
+                 "companion": self.data.names.companion}[key]
         if isinstance(names, list) and names and all(_identifier(n) for n in names):
             return list(names)
         return default
@@ -103,15 +104,14 @@ class Judging:
     def own(self, check: str) -> Any:
         """What a check that measures something of its own (Check.measure) measured: untrusted plain
         data, read through its type in autograder/measure/contract.py."""
-        found = self.data.get("checks")
-        return found.get(check) if isinstance(found, dict) else None
+        return self.data.own(check)
 
     @property
     def grad_output(self) -> str:
         return self.learner("backward", ["grad_output"])[0]
 
-    def _case(self, i: int, measured: Any, ref: dict) -> CaseView:
-        if not isinstance(measured, dict):
+    def _case(self, i: int, measured: CaseMeasurement | None, ref: dict) -> CaseView:
+        if measured is None:
             raise TypeError("malformed case")
         # keyword arguments: self.problem.kwargs
         encoded = positional(encoded_once(self.problem, self.seed)[i])
@@ -138,8 +138,7 @@ class Judging:
         return text + (f" ({', '.join(omitted)} left out)" if omitted else "")
 
     def _omitted(self, given: int) -> list[str]:
-        defaults = ((self.data.get("names") or {}).get("optional") if isinstance(self.data.get("names"), dict)
-                    else None)
+        defaults = self.data.names.optional
         names = self.names
         if isinstance(defaults, list):
             return [n for n in names[given:] if n in defaults]

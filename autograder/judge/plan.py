@@ -8,8 +8,8 @@ from typing import Any
 
 from autograder.judge.checks import spec_of
 from autograder.measure import projections
+from autograder.measure.contract import CaseMeasurement, InFull, ProblemMeasurement
 from autograder.measure.probe import measure, measure_in_full
-from autograder.measure.projections import directions_of
 
 
 def plan_in_full(problem, data: dict, expected: list[dict] | None, seed: int = 0) -> dict | None:
@@ -17,8 +17,9 @@ def plan_in_full(problem, data: dict, expected: list[dict] | None, seed: int = 0
     products (`expected`, from reference.expectations; None: every failure found, without them). Pure
     arithmetic on plain data: the grader runs it, so reference answers never reach a worker. The judge
     explains a check's first failure, so one case in full for each order is enough."""
-    cases = data.get("cases")
-    if not isinstance(cases, list):
+    measured = ProblemMeasurement.from_plain(data)
+    cases = measured.cases if measured is not None else None
+    if cases is None:
         return None
     plan, measured_fully = [], [False, False]
     for i, case in enumerate(cases):
@@ -31,38 +32,40 @@ def plan_in_full(problem, data: dict, expected: list[dict] | None, seed: int = 0
     return {"cases": plan} if plan else None
 
 
-def _worth_measuring_in_full(case: dict, expect: dict | None, seed: int, index: int) -> tuple[bool, bool]:
+def _worth_measuring_in_full(case: CaseMeasurement | None, expect: dict | None, seed: int,
+                             index: int) -> tuple[bool, bool]:
     """Whether to measure this case's first and second derivatives in full: where the projections
     disagree (so the judge can say where and how), or with nothing to compare them with. This only
     chooses what to measure; the verdicts are the judge's, from the projections and whatever else
     comes back."""
-    if not isinstance(case, dict) or "vjp" not in case:
+    if case is None or case.vjp is None or case.output is None or case.output.values is None:
         return False, False
-    d = directions_of(case, seed, index)
-    first = expect is None or not projections.all_close([case["vjp"], case.get("vjp2")], expect.get("vjps")) \
-        or ("fd" in case and not projections.gradcheck_agrees([case["vjp"], case["vjp2"]], case["fd"], d))
-    second = case.get("second", {})
-    second_worth = "hvp" in second and "fd_v" in second \
-        and (expect is None or not projections.gradgradcheck_agrees(second, d))
+    d = projections.directions(seed, index, len(case.output.values), tuple(len(g) for g in case.vjp))
+    first = expect is None or not projections.all_close([case.vjp, case.vjp2], expect["vjps"]) \
+        or (case.fd is not None and case.vjp2 is not None
+            and not projections.gradcheck_agrees([case.vjp, case.vjp2], case.fd, d))
+    along = case.second.along() if case.second is not None else None
+    second_worth = along is not None and len(along["hvp"]) > len(case.vjp) \
+        and (expect is None or not projections.gradgradcheck_agrees(along, d))
     return first, second_worth
 
 
-def with_measured_in_full(measured: dict, found: dict | None) -> dict:
-    """The measurement with the failures measured in full merged in (both untrusted: anything malformed
-    is left out, and the judge works from the projections alone)."""
+def with_measured_in_full(measured: dict, found: Any) -> dict:
+    """The measurement with the failures measured in full merged in, as the worker would have sent them
+    together (both untrusted: anything malformed is left out, and the judge works from the projections
+    alone)."""
     data = dict(measured)
     data.setdefault("graph", None)
-    if not isinstance(found, dict) or not isinstance(data.get("cases"), list):
+    extra = InFull.from_plain(found)
+    if not isinstance(data.get("cases"), list):
         return data
     cases = [dict(c) if isinstance(c, dict) else c for c in data["cases"]]
-    for key, extra in (found.get("cases") or {}).items():
-        if str(key).isdigit() and int(key) < len(cases) and isinstance(extra, dict) \
-                and isinstance(cases[int(key)], dict):
-            cases[int(key)].update({k: v for k, v in extra.items()
-                                    if k in ("jacobian", "numerical", "second")})
+    for i, merged in extra.cases.items():
+        if i < len(cases) and isinstance(cases[i], dict):
+            cases[i].update(merged)
     data["cases"] = cases
-    if isinstance(found.get("graph"), dict):
-        data["graph"] = found["graph"]
+    if extra.graph is not None:
+        data["graph"] = extra.graph
     return data
 
 

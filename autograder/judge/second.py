@@ -22,34 +22,34 @@ if TYPE_CHECKING:
 
 
 def judge_gradgradcheck(view: Judging) -> Finding | None:
-    said_by_torch = view.says.get("gradgradcheck")
+    said_by_torch = view.says.gradgradcheck
     says = torch_words("gradgradcheck", said_by_torch) if said_by_torch and said_by_torch != "passed" else ""
     for case in view.cases:
-        second = case.measured.get("second")
-        if not isinstance(second, dict):
+        second = case.measured.second
+        if second is None:
             return fail(case.intro + "no second derivatives were measured.")
-        if "error" in second:
-            text, details = error_cause(second["error"], view, case)
+        if second.error is not None:
+            text, details = error_cause(second.error, view, case)
             return fail(case.intro + text, details or says, graph_figures(view))
         d = case.directions
         inputs = [len(u) for u in d.ux]
-        second = dict(second, hvp=lists(second["hvp"], inputs + [len(d.v)]),
-                      fd_x=lists(second["fd_x"], inputs), fd_v=lists(second["fd_v"], inputs))
-        if not second.get("has_history") or projections.blind(second, d):
+        along = {"hvp": lists(second.hvp, inputs + [len(d.v)]), "fd_x": lists(second.fd_x, inputs),
+                 "fd_v": lists(second.fd_v, inputs)}  # checked against the sizes, as projections reads them
+        if not second.has_history or projections.blind(along, d):
             also = (" The cause is told under companion used, with the graph."
                     if "companion used" in view.failed else "")
-            return fail(case.intro + blind_cause(view, bool(second.get("has_history"))) + also, says,
+            return fail(case.intro + blind_cause(view, bool(second.has_history)) + also, says,
                         graph_figures(view))
         said, figures = None, []
-        if "analytical" in second and "numerical" in second:
-            analytical, numerical = float64(second["analytical"]), float64(second["numerical"])
+        if second.analytical is not None and second.numerical is not None:
+            analytical, numerical = float64(second.analytical), float64(second.numerical)
             if analytical.shape != numerical.shape:
                 raise ValueError("malformed second derivatives")
             found = second_cause(view, case, analytical, numerical, *projections.gradcheck_tolerance())
             if found:
                 said, j = found
                 figures = [_second_panels(view, case, analytical, numerical, j)]
-        for name, analytical_wu, numerical_wu in ([] if said else projections.gradgradcheck_pairs(second, d)):
+        for name, analytical_wu, numerical_wu in ([] if said else projections.gradgradcheck_pairs(along, d)):
             if not projections.close(analytical_wu, numerical_wu, *projections.gradcheck_tolerance()):
                 said = (f"Along a random direction of {name}, the second derivatives through autograd of "
                         f"your backward give {analytical_wu:.6g} but finite differences of backward give "

@@ -13,6 +13,7 @@ and the others point there).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from autograder.course.problems import Problem
 from autograder.judge.blocked import blocked as blocked_by
@@ -21,6 +22,7 @@ from autograder.judge.findings import Figure, Finding, fail, torch_words
 from autograder.judge.judging import Judging
 from autograder.judge.reference import reference_data
 from autograder.measure import projections
+from autograder.measure.contract import ProblemMeasurement
 
 
 @dataclass
@@ -79,13 +81,17 @@ class Verdicts:
 PARTS = ("forward", "backward", "second", "torch", "extra")  # the order a problem is measured in
 
 
-def judge(problem: Problem, data: dict, seed: int = 0) -> list[CheckResult]:
-    """Every check of the problem, from the probe's data of one submission."""
+def judge(problem: Problem, data: Any, seed: int = 0) -> list[CheckResult]:
+    """Every check of the problem, from the probe's data of one submission: the plain data a worker sent,
+    parsed here, once, into its types (measure/contract.py), unless it was parsed already."""
     verdicts = Verdicts(problem)
     passed_details: dict[str, str] = {}
     try:
+        measured = data if isinstance(data, ProblemMeasurement) else ProblemMeasurement.from_plain(data)
+        if measured is None:
+            raise TypeError(f"a {type(data).__name__}, not a mapping")
         with projections.tolerances(problem.rtol_atol, problem.gradcheck_rtol_atol):
-            _judge(problem, data, reference_data(problem, seed), seed, verdicts, passed_details)
+            _judge(problem, measured, reference_data(problem, seed), seed, verdicts, passed_details)
     except (ValueError, TypeError, KeyError, IndexError, RuntimeError, AttributeError) as error:
         # Only measurements that are not what a Function can produce get here (the causes of malformed
         # results, a wrong shape or count, are told by the checks): no grader frame is shown.
@@ -95,14 +101,14 @@ def judge(problem: Problem, data: dict, seed: int = 0) -> list[CheckResult]:
     return verdicts.results(passed_details)
 
 
-def _gate(problem: Problem, data: dict) -> str | None:
+def _gate(problem: Problem, data: ProblemMeasurement) -> str | None:
     """Why nothing of the problem can be judged: not defined, or not what the problem asks for."""
     name = problem.lookup
-    if not data.get("defined"):
+    if not data.defined:
         return (f"{name} is not defined in the submission: define it with exactly this name (names are "
                 f"case-sensitive).")
     want = "Function" if problem.kind == "function" else "callable"
-    kind = data.get("kind")
+    kind = data.kind
     if (want == "Function" and kind != "Function") \
             or (want == "callable" and kind not in ("callable", "Function")):
         return (f"{name} is a {kind}, but the problem asks for "
@@ -110,21 +116,23 @@ def _gate(problem: Problem, data: dict) -> str | None:
     return None
 
 
-def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: Verdicts,
+def _judge(problem: Problem, data: ProblemMeasurement, reference: dict, seed: int, verdicts: Verdicts,
            passed: dict[str, str]) -> None:
     gate = _gate(problem, data)
     if gate:
         verdicts.fail_all(gate)
         return
-    if "cases" not in data:
+    if data.cases is None:
         verdicts.fail_all(f"No measurement of {problem.lookup} came back.")
         return
+    if len(data.cases) != len(reference["cases"]):
+        raise ValueError(f"{len(data.cases)} measured cases for {len(reference['cases'])}")
     view = Judging(problem, data, reference, seed)
     view.failed = verdicts.failures
-    for check in ("gradcheck", "gradgradcheck"):
-        if view.says.get(check):
-            passed[check] = torch_words(check, view.says[check])
-    finished = data.get("parts", PARTS)
+    for check, said in (("gradcheck", view.says.gradcheck), ("gradgradcheck", view.says.gradgradcheck)):
+        if said:
+            passed[check] = torch_words(check, said)
+    finished = PARTS if data.parts is None else data.parts
     shown: set[str] = set()  # tracebacks already shown: one per failure
     told: dict[str, str] = {}
     drawn: set[str] = set()  # graphs already shown under an earlier check
@@ -172,11 +180,11 @@ def _blocked_finding(view: Judging, check, shown: set[str]) -> Finding | None:
     return None
 
 
-def _unfinished(problem: Problem, data: dict, part: str) -> str:
+def _unfinished(problem: Problem, data: ProblemMeasurement, part: str) -> str:
     said = {"forward": f"calling {problem.lookup}", "backward": "its backward",
             "second": "differentiating its backward (second derivatives)", "torch": "gradcheck",
             "extra": "the checks of this lesson's APIs"}[part]
-    how = str(data.get("stopped") or "in time")[:300]
+    how = str(data.stopped or "in time")[:300]
     if how.startswith("within"):
         how = f"it did not finish {how} (an endless loop, or a wait that never ends)"
     return (f"Grading stopped while measuring {said}: {how}. The checks measured before it are graded as "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from autograder.measure.calls import call, error_data, grad
 from autograder.measure.captured import T
-from autograder.measure.contract import CompanionUse
+from autograder.measure.contract import CompanionUse, StudentError
 from autograder.measure.encoding import as_plain, decode_args, is_tensor, make
 
 
@@ -40,7 +40,7 @@ def measure_companion(problem, obj, namespace: dict, encoded_cases: list, seed: 
         return CompanionUse(uses, tuple(sorted(set(found))[:10]),
                             tuple(tuple(c) for c in calls[:4])).to_plain()
     except BaseException as error:  # noqa: BLE001 - student code failing is data
-        return CompanionUse(error=error_data(error, "backward")).to_plain()
+        return CompanionUse(error=StudentError.from_plain(error_data(error, "backward"))).to_plain()
 
 
 class _CompanionCalls:

@@ -3,7 +3,7 @@
 It runs where the student's code runs (a grading worker, or the notebook for the inline check): `measure`
 measures a problem in parts through random projections, `measure_in_full` measures in full what the
 grader asks (autograder/judge/plan.py decides that, from the reference's answers this side never sees).
-What it returns is plain data (lists, numbers, strings; typed in contract.py) that autograder/judge/
+What it returns is plain data (lists, numbers, strings; read through contract.py) that autograder/judge/
 checks against the reference in a clean process. PyTorch is called through the entry points captured
 before any student code ran (captured.py); in a grading worker, whatever a call into the submission
 patched is put back before the next measurement (snapshot.py). This stops patching; it cannot stop code
@@ -17,7 +17,6 @@ from typing import Any
 
 from autograder.measure.backward import backward_case, torch_checks, worth_quoting
 from autograder.measure.captured import T
-from autograder.measure.contract import ProblemData
 from autograder.measure.forward import RecordingBackward, forward_case
 from autograder.measure.in_full import backward_graph, case_in_full
 from autograder.measure.modern import measure_extra
@@ -77,7 +76,7 @@ def learner_names(problem, obj: Any, namespace: dict) -> dict:
 
 
 def measure(problem: Spec, namespace: dict, encoded_cases: list[list[Any]], seed: int = 0,
-            report=None) -> ProblemData:
+            report=None) -> dict[str, Any]:
     """Everything the judge needs about one problem in a submission's namespace, through random
     projections (projections.py): no reference is needed or known here. It is measured in parts, in the
     order of autograder.judge.verdicts.PARTS, and `report(data)` is called after each, so that a part
@@ -85,7 +84,7 @@ def measure(problem: Spec, namespace: dict, encoded_cases: list[list[Any]], seed
     is decided by the grader (autograder/judge/plan.py), which then asks for `measure_in_full`."""
     obj, data = _function_of(problem, namespace)
     if obj is None:
-        return data  # type: ignore[return-value]
+        return data
     _reset_torch()
     guard()
     data["names"] = learner_names(problem, obj, namespace)

@@ -34,7 +34,7 @@ _PROTECTED_MODULES = {"torch", "torch._tensor", "torch.functional", "torch.overr
 # The few looked at again after every call into the submission (cheap enough to do hundreds of times):
 # every module of the measuring code, so that nothing a call patched is used by the next measurement.
 _MEASURING = ("captured", "snapshot", "encoding", "calls", "probe", "forward", "backward", "differences",
-              "second", "in_full", "checks", "modern", "graphs", "projections", "spec", "contract")
+              "second", "in_full", "checks", "modern", "graphs", "projections", "spec", "contract", "wire")
 _HOT_MODULES = (*(f"autograder.measure.{name}" for name in _MEASURING), "autograder.sandbox.worker",
                 "autograder.sandbox.protocol", "builtins", "torch.autograd", "torch.autograd.function",
                 "torch.autograd.graph", "torch.autograd.gradcheck")
