@@ -14,7 +14,7 @@ from autograder.judge.findings import Figure, Finding, fail, graph_figures, shap
 from autograder.judge.reference import reference_vjps
 from autograder.judge.untrusted import float64, lists
 from autograder.measure import projections
-from autograder.measure.contract import CompanionUse
+from autograder.measure.checks import CompanionUse
 from autograder.measure.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
 
 if TYPE_CHECKING:

@@ -3,14 +3,18 @@ run in the worker beside the student's code, after the part of the measurement t
 
 Each is named by its check's declaration (`Check.measure`, autograder/judge/checks.py), which the worker
 never loads: it is told which to run by its Spec. What one returns crosses the trust boundary as plain
-data, typed in contract.py.
+data, typed here beside it: a frozen dataclass whose `to_plain` the worker writes and whose `from_plain`
+the judgement reads (validating: the worker ran student code).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from autograder.measure.calls import call, error_data, grad
 from autograder.measure.captured import T
-from autograder.measure.contract import CompanionUse, StudentError
+from autograder.measure.contract import StudentError
 from autograder.measure.encoding import as_plain, decode_args, is_tensor, make
 
 
@@ -74,3 +78,38 @@ class _CompanionCalls:
     def __exit__(self, *exc):
         if self.original is not None:
             self.companion.forward = self.original
+
+
+def _names(value: Any, limit: int) -> tuple[str, ...]:
+    return tuple(str(v)[:40] for v in value[:limit]) if isinstance(value, list) else ()
+
+
+@dataclass(frozen=True)
+class CompanionUse:
+    """"companion used": which custom Functions the graph of the gradient (create_graph=True) goes
+    through, whether the companion is one, and, per call of the companion's forward, what each argument
+    was ("history": it requires grad; "detached": an input's data without its history; "plain"; "other":
+    not a tensor). `error`: building that gradient raised."""
+
+    uses: bool = False
+    functions: tuple[str, ...] = ()
+    calls: tuple[tuple[str, ...], ...] = ()
+    error: StudentError | None = None
+
+    def to_plain(self) -> dict[str, Any]:
+        if self.error is not None:
+            return {"error": self.error.to_plain()}
+        return {"uses": self.uses, "functions": list(self.functions), "calls": [list(c) for c in self.calls]}
+
+    @classmethod
+    def from_plain(cls, data: Any) -> CompanionUse | None:
+        """None when nothing usable came back."""
+        if not isinstance(data, dict):
+            return None
+        error = StudentError.from_plain(data.get("error"))
+        if error is not None:
+            return cls(error=error)
+        calls = data.get("calls")
+        return cls(uses=data.get("uses") is True, functions=_names(data.get("functions"), 10),
+                   calls=tuple(_names(c, 8) for c in calls[:4] if isinstance(c, list))
+                   if isinstance(calls, list) else ())

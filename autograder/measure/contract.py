@@ -361,38 +361,3 @@ class InFull(Plain):
 
     def to_plain(self) -> dict[str, Any]:
         return {"cases": {str(k): v for k, v in self.cases.items()}, "graph": self.graph}
-
-
-def _strings_limited(value: Any, limit: int) -> tuple[str, ...]:
-    return tuple(str(v)[:40] for v in value[:limit]) if isinstance(value, list) else ()
-
-
-@dataclass(frozen=True)
-class CompanionUse:
-    """"companion used": which custom Functions the graph of the gradient (create_graph=True) goes
-    through, whether the companion is one, and, per call of the companion's forward, what each argument
-    was ("history": it requires grad; "detached": an input's data without its history; "plain"; "other":
-    not a tensor). `error`: building that gradient raised."""
-
-    uses: bool = False
-    functions: tuple[str, ...] = ()
-    calls: tuple[tuple[str, ...], ...] = ()
-    error: StudentError | None = None
-
-    def to_plain(self) -> dict[str, Any]:
-        if self.error is not None:
-            return {"error": self.error.to_plain()}
-        return {"uses": self.uses, "functions": list(self.functions), "calls": [list(c) for c in self.calls]}
-
-    @classmethod
-    def from_plain(cls, data: Any) -> CompanionUse | None:
-        """None when nothing usable came back."""
-        if not isinstance(data, dict):
-            return None
-        error = StudentError.from_plain(data.get("error"))
-        if error is not None:
-            return cls(error=error)
-        calls = data.get("calls")
-        return cls(uses=data.get("uses") is True, functions=_strings_limited(data.get("functions"), 10),
-                   calls=tuple(_strings_limited(c, 8) for c in calls[:4] if isinstance(c, list))
-                   if isinstance(calls, list) else ())

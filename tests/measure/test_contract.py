@@ -11,13 +11,8 @@ from autograder.course.assignments.registry import find_problem
 from autograder.judge.plan import plan_in_full, probe, with_measured_in_full
 from autograder.judge.reference import encoded_cases, expectations
 from autograder.judge.verdicts import judge
-from autograder.measure.contract import (
-    CaseMeasurement,
-    CompanionUse,
-    Output,
-    ProblemMeasurement,
-    StudentError,
-)
+from autograder.measure.checks import CompanionUse
+from autograder.measure.contract import CaseMeasurement, Output, ProblemMeasurement, StudentError
 from tests.wrong_functions import CUBE, HEADER, RIGHT, SINH, SOMETHING_SWAPPED
 
 RELU = next(source for name, source in RIGHT if name == "MyReLU")
