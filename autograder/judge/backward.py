@@ -10,6 +10,7 @@ from autograder.judge.causes import gradient_cause
 from autograder.judge.diagnose import float32_rounding
 from autograder.judge.errors import error_cause
 from autograder.judge.findings import Finding, fail, jacobian_panels, note, shaped_panels
+from autograder.judge.judging import telling_first
 from autograder.judge.kinks import settle_kinks
 from autograder.judge.reference import reference_vjps
 from autograder.judge.untrusted import lists, matrices
@@ -51,7 +52,7 @@ def judge_backward_returns(view: Judging) -> Finding | None:
 
 def judge_gradient(view: Judging) -> Finding | None:
     said = None
-    for case in view.cases:
+    for case in telling_first(view.cases):
         out, ref = case.measured["output"], case.ref["output"]
         if len(out["values"]) != len(ref["values"]):
             return fail(case.intro + f"forward's output has {len(out['values'])} entries where the right one "

@@ -136,6 +136,13 @@ def _needs_input_grad(message: str, kind: str, error: dict, view: Judging, case:
     if kind != "IndexError" or not any("needs_input_grad[" in str(f.get("code", ""))
                                        for f in error.get("frames") or []):
         return None
+    read = [int(i) for f in error.get("frames") or []
+            for i in re.findall(r"needs_input_grad\[(\d+)\]", str(f.get("code", "")))]
+    if read and max(read) >= len(view.names):  # past every input, given or not: counted from 1
+        last = len(view.names) - 1
+        return (f"backward reads ctx.needs_input_grad[{max(read)}], but forward takes {len(view.names)} "
+                f"inputs ({', '.join(view.names)}), so the flags are ctx.needs_input_grad[0] to "
+                f"[{last}], counted from 0: {view.names[last]}'s is ctx.needs_input_grad[{last}].")
     return ("ctx.needs_input_grad has one entry per argument given to apply, so when an optional "
             "argument is left out it is shorter, and reading the flag of that argument fails "
             "(IndexError). Test the argument first (if bias is not None and "
@@ -168,7 +175,15 @@ def _matmul(message: str, kind: str, error: dict, view: Judging, case: CaseView)
     said = (f"{error.get('raised_in', 'forward')} multiplies {a}({first[0]}×{first[1]}) by {b}"
             f"({second[0]}×{second[1]}): a matrix product needs the columns of the first ({first[1]}) to "
             f"equal the rows of the second ({second[0]}).")
-    if second[1] == first[1]:
+    transposed = {tuple(shape[::-1]): name for name, shape in zip(case.tensor_names, case.shapes)
+                  if len(shape) == 2 and shape[0] != shape[1]}
+    if error.get("raised_in") == "backward" and (first in transposed or second in transposed):
+        shape = second if second in transposed else first
+        name = transposed[shape]
+        return said + (f" ({shape[0]}×{shape[1]}) is {name}.t(): use {name} itself there (the gradient of "
+                       f"a @ {name}.t() with respect to a is grad_output @ {name}), so that each gradient "
+                       f"gets its input's shape.")
+    if second[1] == first[1] and b:
         said += (f" {b.strip() or 'The second'}.t() ({second[1]}×{second[0]}) fits: "
                  f"{b.strip() or 'it'} is stored as (out_features, in_features), so the product is "
                  f"{a.strip() or 'input'} @ {b.strip() or 'weight'}.t().")
@@ -228,11 +243,14 @@ def _saved_a_tuple(message: str, kind: str, error: dict, view: Judging, case: Ca
                       r"(\w+)", message)
     if not match:
         return None
+    numbers = [n for n in view.names if n not in case.tensor_names and n.isidentifier()]
+    keep = f"ctx.{numbers[0]} = {numbers[0]}" if numbers else "ctx.n = n"
     how = (" setup_context's inputs is the tuple of forward's arguments: unpack it (x, = inputs, or "
            "inputs[0]) and save the tensor." if match[3] == "tuple" else " Save tensors only, and keep other "
-           "values as attributes of ctx (ctx.n = n).")
-    return (f"ctx.save_for_{match[1]} was given a {match[3]} as its argument {int(match[2]) + 1}, where it "
-            f"takes tensors (or None) only.{how}")
+           f"values as attributes of ctx ({keep}).")
+    article = "an" if match[3][:1] in "aeiou" else "a"
+    return (f"ctx.save_for_{match[1]} was given {article} {match[3]} as its argument {int(match[2]) + 1}, "
+            f"where it takes tensors (or None) only.{how}")
 
 
 def _no_vmap_rule(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
@@ -260,10 +278,91 @@ def _item(message: str, kind: str, error: dict, view: Judging, case: CaseView) -
             f"itself, entry by entry, which also keeps autograd's history.")
 
 
+def _code(error: dict) -> str:
+    """The line of the learner's code that raised, as written."""
+    frames = error.get("frames") or []
+    return str(frames[-1].get("code", "")) if frames else ""
+
+
+def _python_number(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+    if "only one element tensors can be converted to Python scalars" not in message:
+        return None
+    called = re.search(r"\bmath\.(\w+)\(", _code(error))
+    what = f"math.{called[1]}, which takes one Python number" if called else \
+        "a Python function that takes one number (math.exp, float(), int())"
+    fix = f"torch.{called[1]}" if called else "the torch function (torch.exp)"
+    return (f"{error.get('raised_in', 'backward')} gives a tensor of several entries to {what}: use "
+            f"{fix} instead, which works entry by entry and keeps autograd's history.")
+
+
+def _tuple_operand(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+    if kind != "TypeError" or not ("only integer tensors of a single element can be converted to an index"
+                                   in message or re.search(r"'Tensor' and 'tuple'|'tuple' and 'Tensor'",
+                                                           message)):
+        return None
+    return (f"{error.get('raised_in', 'backward')} combines a tensor with a tuple. ctx.saved_tensors is a "
+            f"tuple even when one tensor was saved: unpack it with a comma, as result, = ctx.saved_tensors "
+            f"(or ctx.saved_tensors[0]), and likewise for any function that returns several values.")
+
+
+def _none_operand(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+    if not re.search(r"unsupported operand type\(s\) for .*'NoneType'", message):
+        return None
+    omitted = [n for n, e in zip(view.names, list(case.encoded) + [None] * len(view.names))
+               if e is None and n in ((view.data.get("names") or {}).get("optional") or [])]
+    if omitted:
+        return (f"{omitted[0]} is None here ({view.lookup}.apply was called without it), and "
+                f"{error.get('raised_in', 'forward')} computes with it all the same: use it only when given "
+                f"(if {omitted[0]} is not None: ...).")
+    return (f"{error.get('raised_in', 'forward')} computes with a value that is None: a function or a "
+            f"method that returns nothing, or an argument left out.")
+
+
+def _truth_of_tensor(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+    if "Boolean value of Tensor with more than one value is ambiguous" not in message:
+        return None
+    return (f"{error.get('raised_in', 'backward')} uses a tensor of several entries as one True or False "
+            f"(a Python if, and, or, or max()): decide entry by entry instead, with "
+            f"torch.where(condition, a, b), a mask, or .sign().")
+
+
+def _named_tuple(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+    match = re.search(r"torch\.return_types\.(\w+)", message)
+    if not match:
+        return None
+    f = match[1]
+    better = {"max": "amax", "min": "amin"}.get(f)
+    also = f", or {better}(dim), which returns the values only" if better else ""
+    return (f"{error.get('raised_in', 'forward')} uses the result of {f}(dim) as a tensor, but with a dim "
+            f"{f} returns a pair (values, indices): take its .values{also}.")
+
+
+def _setup_context_arguments(message: str, kind: str, error: dict, view: Judging,
+                             case: CaseView) -> str | None:
+    if kind != "TypeError" or not re.search(r"setup_context\(\) (takes|missing)", message):
+        return None
+    return (f"PyTorch calls {view.lookup}.setup_context(ctx, inputs, output): three arguments, inputs "
+            f"the tuple of forward's arguments and output what forward returned. Write "
+            f"setup_context(ctx, inputs, output) ({_first_line(message)}).")
+
+
+def _broadcast(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+    match = re.search(r"The size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\) at "
+                      r"non-singleton dimension (\d+)", message)
+    if not match or error.get("raised_in") != "forward":
+        return None  # in backward, diagnose's sentence: grad_output has lost the reduced dimension
+    return (f"forward combines tensors whose shapes do not broadcast (sizes {match[1]} and {match[2]} in "
+            f"dimension {match[3]}). Broadcasting lines shapes up from the last dimension, so a statistic "
+            f"reduced over some dimensions (a mean per channel, of shape [C]) meets the input's last "
+            f"dimension, not its own: keep the reduced dimensions (keepdim=True) or put them back "
+            f"(mean[None, :, None, None]) before combining it with the input.")
+
+
 _CAUSES = [_setup_context_with_ctx, _direct_forward, _numpy_with_grad, _numpy_number, _not_a_tensor, _count,
            _gradient_for_number, _shape, _needs_input_grad, _no_history, _in_place, _matmul, _no_storage,
            _op_returns_input, _no_jvp, _saved_for_forward, _saved_a_tuple, _no_vmap_rule, _ctx_attribute,
-           _item]
+           _item, _python_number, _tuple_operand, _none_operand, _truth_of_tensor, _named_tuple,
+           _setup_context_arguments, _broadcast]
 
 
 def opcheck_cause(test: str, text: str, view: Judging, case: CaseView) -> str | None:
@@ -271,6 +370,15 @@ def opcheck_cause(test: str, text: str, view: Judging, case: CaseView) -> str | 
     said = known_cause({"message": text, "type": "", "raised_in": view.lookup}, view, case)
     if said:
         return f"torch.library.opcheck's {test} fails: {said}"
+    if "no fake impl registered" in text:
+        return (f"torch.library.opcheck's {test} fails: {view.lookup} has no fake (no function "
+                f"registered with @{view.lookup}.register_fake), which torch.compile and opcheck need: add "
+                f"one returning a new tensor of the output's shape and dtype, such as torch.empty_like(x).")
+    dtypes = re.search(r"Dtypes (torch\.\w+) and (torch\.\w+) are not equal", text)
+    if dtypes:
+        return (f"torch.library.opcheck's {test} fails: {view.lookup}'s fake returns {dtypes[2]} where the "
+                f"op returns {dtypes[1]}: a new tensor made from a shape alone (torch.empty(x.shape)) takes "
+                f"the default dtype. Use torch.empty_like(x), which keeps x's dtype and device.")
     match = re.search(r"outputs_alias_inputs check (True|False) != (True|False)", text)
     if match and match[1] == "True":
         return (f"torch.library.opcheck's {test} fails: {view.lookup}'s fake (the function given to "

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from autograder.judge.diagnose import difference_cause, float32_rounding
 from autograder.judge.errors import error_cause
 from autograder.judge.findings import Finding, fail, shaped_panels, torch_words
+from autograder.judge.judging import telling_first
 from autograder.judge.kinks import without_kink_entries, without_kinks
 from autograder.judge.untrusted import float64, lists, matrices
 from autograder.measure import projections
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 def judge_gradcheck(view: Judging) -> Finding | None:
     said_by_torch = view.says.get("gradcheck")
     says = torch_words("gradcheck", said_by_torch) if said_by_torch and said_by_torch != "passed" else ""
-    for case in view.cases:
+    for case in telling_first(view.cases):
         if "fd" not in case.measured:
             text, details = error_cause(case.measured.get("numerical_error") or {}, view, case)
             return fail(case.intro + text, details)
