@@ -981,7 +981,7 @@ LEARNER = [
      "forward", "the reduced dimension is still there, of size 1 (keepdim=True keeps it)"),
     ("LogSumExp", LOGSUMEXP.format(forward=LSE_STABLE,
                                    backward="return grad_output.unsqueeze(-1) * torch.softmax(input, 0)"),
-     "gradient", "The gradient with respect to input differs from the right one everywhere"),
+     "gradient", "the softmax is normalised over dimension 0 instead of the last"),
     ("LogSumExp", LOGSUMEXP.format(forward="m = input.max(-1, keepdim=True)\n"
                                            "        result = m.squeeze(-1) + (input - m).exp().sum(-1).log()",
                                    backward=LSE_GRAD),
@@ -1043,6 +1043,20 @@ LEARNER = [
      "opcheck", "softsign has no fake"),
     ("softsign", _softsign("out", "ctx.save_for_backward(inputs[0])", "ctx.save_for_backward(output)"),
      "gradient", "the derivative taken at forward's output instead of at x"),
+    # forward written as a method (it was told "With ctx of shape (3, 3): forward raised TypeError")
+    ("Exp", EXP.format(forward=L_EXP, backward=L_EXP_BACKWARD).replace(
+        "    @staticmethod\n    def forward(ctx", "    def forward(self, ctx"),
+     "forward", "Exp.forward takes a parameter before ctx, as a method's self"),
+    ("Square", SQUARE.format(forward=L_SQUARE, backward="x, = ctx.saved_tensors\n"
+                                                       "        return grad_out * 2 * x.numpy()"),
+     "gradgradcheck", "calls .numpy() on a tensor that requires grad"),
+    ("Square", SQUARE.format(forward=L_SQUARE, backward="x, = ctx.saved_tensors\n"
+                                                       "        return grad_out * 2 * x.data"),
+     "gradgradcheck", "(no .detach(), .data, .item()"),
+    # integer division: half the columns killed
+    ("KillHead", KILLHEAD_ANY.format(forward=L_KILLHEAD, backward=KILLHEAD_RIGHT_BACKWARD.replace(
+        "0:ctx.n", "0:ctx.n // 2")),
+     "gradient", "is wrong in column 1 of input and right in the others"),
 ]
 
 LEARNER_RIGHT = [
@@ -1055,9 +1069,11 @@ LEARNER_RIGHT = [
                              backward=MYRELU_LOADED + "grad_input = grad_output.clone()\n"
                                                       "        grad_input[input <= 0] = 0\n"
                                                       "        return grad_input")),
-    # backward without @staticmethod: autograd reads it from the class, where it is a plain function
+    # forward or backward without @staticmethod: autograd reads them from the class, as plain functions
     ("Exp", EXP.format(forward=L_EXP, backward=L_EXP_BACKWARD).replace(
         "    @staticmethod\n    def backward(ctx", "    def backward(ctx")),
+    ("Exp", EXP.format(forward=L_EXP, backward=L_EXP_BACKWARD).replace(
+        "    @staticmethod\n    def forward(ctx", "    def forward(ctx")),
     # a None beyond the inputs: autograd accepts trailing Nones
     ("Square", SQUARE.format(forward=L_SQUARE, backward="x, = ctx.saved_tensors\n"
                                                        "        return grad_out * 2 * x, None")),

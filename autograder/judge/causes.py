@@ -376,8 +376,8 @@ def blind_cause(view: Judging, has_history: bool) -> str:
     if has_history:
         return (f"backward's result depends on {name} only through values autograd cannot follow, so "
                 f"autograd sees second derivatives of zero where finite differences do not. Compute backward "
-                f"with torch operations on the tensors from ctx.saved_tensors (no .detach(), .item(), NumPy "
-                f"or torch.no_grad()).")
+                f"with torch operations on the tensors from ctx.saved_tensors (no .detach(), .data, .item(), "
+                f"NumPy or torch.no_grad()).")
     return (f"backward's result has no autograd history linking it to {name}, so autograd sees second "
             f"derivatives of zero where finite differences do not: backward computed it with values autograd "
             f"cannot follow (.detach(), .item(), NumPy, torch.no_grad(), or a new tensor built from "

@@ -45,6 +45,18 @@ def known_cause(error: dict, view: Judging, case: CaseView) -> str | None:
     return None
 
 
+def _forward_with_self(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+    names = view.data.get("names") if isinstance(view.data.get("names"), dict) else {}
+    forward = names.get("forward") or []
+    if kind != "TypeError" or "setup_context" in names or forward[:1] != ["ctx"] \
+            or "forward()" not in message:
+        return None
+    given = ", ".join(forward[1:]) or "x"
+    return (f"{view.lookup}.forward takes a parameter before ctx, as a method's self: a Function's forward "
+            f"is a @staticmethod, forward(ctx, {given}), which PyTorch calls with ctx first. Remove the "
+            f"first parameter and put @staticmethod above forward (and above backward).")
+
+
 def _direct_forward(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     called = _forward_called(error)
     if not called:
@@ -358,7 +370,8 @@ def _broadcast(message: str, kind: str, error: dict, view: Judging, case: CaseVi
             f"(mean[None, :, None, None]) before combining it with the input.")
 
 
-_CAUSES = [_setup_context_with_ctx, _direct_forward, _numpy_with_grad, _numpy_number, _not_a_tensor, _count,
+_CAUSES = [_setup_context_with_ctx, _forward_with_self, _direct_forward, _numpy_with_grad, _numpy_number,
+           _not_a_tensor, _count,
            _gradient_for_number, _shape, _needs_input_grad, _no_history, _in_place, _matmul, _no_storage,
            _op_returns_input, _no_jvp, _saved_for_forward, _saved_a_tuple, _no_vmap_rule, _ctx_attribute,
            _item, _python_number, _tuple_operand, _none_operand, _truth_of_tensor, _named_tuple,

@@ -86,8 +86,8 @@ class Judging:
         names = ((self.data.get("names") or {}).get("forward") if isinstance(self.data.get("names"), dict)
                  else None)
         count = max(len(c.args) for c in self.problem.cases)
-        if isinstance(names, list) and names[:1] == ["ctx"] and "setup_context" in self.data["names"]:
-            names = names[1:]  # forward(ctx, x) beside setup_context: a mistake told as such
+        if isinstance(names, list) and names[:1] == ["ctx"]:
+            names = names[1:]  # forward(ctx, x) beside setup_context, or forward(self, ctx, x): told as such
         if isinstance(names, list) and len(names) >= count and all(_identifier(n) for n in names[:count]):
             return list(names[:count])
         return fallback

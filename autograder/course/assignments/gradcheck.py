@@ -48,6 +48,13 @@ def logsumexp(input):
     return torch.logsumexp(input, dim=-1)
 
 
+def _weighted(input, dim):
+    """logsumexp's values, with the gradient grad_output.unsqueeze(-1) * softmax(input, dim): the weights
+    held constant, so that autograd's gradient is exactly those weights."""
+    weights = torch.softmax(input, dim).detach()
+    return logsumexp(input).detach() + (weights * input).sum(-1) - (weights * input).sum(-1).detach()
+
+
 LOGSUMEXP = Problem(
     name="LogSumExp",
     summary="log(sum(exp(input))) over the last dimension, computed stably; backward derived by hand",
@@ -56,6 +63,9 @@ LOGSUMEXP = Problem(
     # backward (subtract the maximum) get it right.
     cases=(Case((TensorSpec((3, 5)),)), Case((TensorSpec((6,)),)), Case((TensorSpec((2, 3, 4)),)),
            Case((TensorSpec((2, 4), low=700.0, high=800.0),))),
+    mistakes=(Mistake("the softmax is normalised over dimension 0 instead of the last: the weights of "
+                      "grad_output are exp(input - result) along the dimension forward reduces, "
+                      "torch.softmax(input, dim=-1).", backward=lambda input: _weighted(input, 0)),),
 )
 
 
