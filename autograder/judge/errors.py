@@ -8,6 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 from autograder.judge.diagnose import raised_cause
+from autograder.judge.slips import SLIPS, first_line
 
 if TYPE_CHECKING:
     from autograder.judge.judging import CaseView, Judging
@@ -45,25 +46,13 @@ def known_cause(error: dict, view: Judging, case: CaseView) -> str | None:
     return None
 
 
-def _forward_with_self(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
-    names = view.data.get("names") if isinstance(view.data.get("names"), dict) else {}
-    forward = names.get("forward") or []
-    if kind != "TypeError" or "setup_context" in names or forward[:1] != ["ctx"] \
-            or "forward()" not in message:
-        return None
-    given = ", ".join(forward[1:]) or "x"
-    return (f"{view.lookup}.forward takes a parameter before ctx, as a method's self: a Function's forward "
-            f"is a @staticmethod, forward(ctx, {given}), which PyTorch calls with ctx first. Remove the "
-            f"first parameter and put @staticmethod above forward (and above backward).")
-
-
 def _direct_forward(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
     called = _forward_called(error)
     if not called:
         return None
     return (f"backward calls {called}.forward(...) directly: call {called}.apply(...) instead. Called by "
             f"hand, forward runs as a plain function: autograd records no {called} node (so its backward "
-            f"is never used) and grad mode stays on inside it. ({kind}: {_first_line(message)})")
+            f"is never used) and grad mode stays on inside it. ({kind}: {first_line(message)})")
 
 
 def _numpy_with_grad(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
@@ -228,7 +217,7 @@ def _setup_context_with_ctx(message: str, kind: str, error: dict, view: Judging,
     given = ", ".join(forward[1:]) or "x"
     return (f"{view.lookup} defines setup_context, so PyTorch calls forward without ctx, as "
             f"forward({given}): your forward(ctx, {given}) then misses an argument ({kind}: "
-            f"{_first_line(message)}). Write forward({given}) and save tensors in setup_context (today's "
+            f"{first_line(message)}). Write forward({given}) and save tensors in setup_context (today's "
             f"style), or keep forward(ctx, {given}) and remove setup_context.")
 
 
@@ -290,92 +279,10 @@ def _item(message: str, kind: str, error: dict, view: Judging, case: CaseView) -
             f"itself, entry by entry, which also keeps autograd's history.")
 
 
-def _code(error: dict) -> str:
-    """The line of the learner's code that raised, as written."""
-    frames = error.get("frames") or []
-    return str(frames[-1].get("code", "")) if frames else ""
-
-
-def _python_number(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
-    if "only one element tensors can be converted to Python scalars" not in message:
-        return None
-    called = re.search(r"\bmath\.(\w+)\(", _code(error))
-    what = f"math.{called[1]}, which takes one Python number" if called else \
-        "a Python function that takes one number (math.exp, float(), int())"
-    fix = f"torch.{called[1]}" if called else "the torch function (torch.exp)"
-    return (f"{error.get('raised_in', 'backward')} gives a tensor of several entries to {what}: use "
-            f"{fix} instead, which works entry by entry and keeps autograd's history.")
-
-
-def _tuple_operand(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
-    if kind != "TypeError" or not ("only integer tensors of a single element can be converted to an index"
-                                   in message or re.search(r"'Tensor' and 'tuple'|'tuple' and 'Tensor'",
-                                                           message)):
-        return None
-    return (f"{error.get('raised_in', 'backward')} combines a tensor with a tuple. ctx.saved_tensors is a "
-            f"tuple even when one tensor was saved: unpack it with a comma, as result, = ctx.saved_tensors "
-            f"(or ctx.saved_tensors[0]), and likewise for any function that returns several values.")
-
-
-def _none_operand(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
-    if not re.search(r"unsupported operand type\(s\) for .*'NoneType'", message):
-        return None
-    omitted = [n for n, e in zip(view.names, list(case.encoded) + [None] * len(view.names))
-               if e is None and n in ((view.data.get("names") or {}).get("optional") or [])]
-    if omitted:
-        return (f"{omitted[0]} is None here ({view.lookup}.apply was called without it), and "
-                f"{error.get('raised_in', 'forward')} computes with it all the same: use it only when given "
-                f"(if {omitted[0]} is not None: ...).")
-    return (f"{error.get('raised_in', 'forward')} computes with a value that is None: a function or a "
-            f"method that returns nothing, or an argument left out.")
-
-
-def _truth_of_tensor(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
-    if "Boolean value of Tensor with more than one value is ambiguous" not in message:
-        return None
-    return (f"{error.get('raised_in', 'backward')} uses a tensor of several entries as one True or False "
-            f"(a Python if, and, or, or max()): decide entry by entry instead, with "
-            f"torch.where(condition, a, b), a mask, or .sign().")
-
-
-def _named_tuple(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
-    match = re.search(r"torch\.return_types\.(\w+)", message)
-    if not match:
-        return None
-    f = match[1]
-    better = {"max": "amax", "min": "amin"}.get(f)
-    also = f", or {better}(dim), which returns the values only" if better else ""
-    return (f"{error.get('raised_in', 'forward')} uses the result of {f}(dim) as a tensor, but with a dim "
-            f"{f} returns a pair (values, indices): take its .values{also}.")
-
-
-def _setup_context_arguments(message: str, kind: str, error: dict, view: Judging,
-                             case: CaseView) -> str | None:
-    if kind != "TypeError" or not re.search(r"setup_context\(\) (takes|missing)", message):
-        return None
-    return (f"PyTorch calls {view.lookup}.setup_context(ctx, inputs, output): three arguments, inputs "
-            f"the tuple of forward's arguments and output what forward returned. Write "
-            f"setup_context(ctx, inputs, output) ({_first_line(message)}).")
-
-
-def _broadcast(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
-    match = re.search(r"The size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\) at "
-                      r"non-singleton dimension (\d+)", message)
-    if not match or error.get("raised_in") != "forward":
-        return None  # in backward, diagnose's sentence: grad_output has lost the reduced dimension
-    return (f"forward combines tensors whose shapes do not broadcast (sizes {match[1]} and {match[2]} in "
-            f"dimension {match[3]}). Broadcasting lines shapes up from the last dimension, so a statistic "
-            f"reduced over some dimensions (a mean per channel, of shape [C]) meets the input's last "
-            f"dimension, not its own: keep the reduced dimensions (keepdim=True) or put them back "
-            f"(mean[None, :, None, None]) before combining it with the input.")
-
-
-_CAUSES = [_setup_context_with_ctx, _forward_with_self, _direct_forward, _numpy_with_grad, _numpy_number,
-           _not_a_tensor, _count,
+_CAUSES = [_setup_context_with_ctx, _direct_forward, _numpy_with_grad, _numpy_number, _not_a_tensor, _count,
            _gradient_for_number, _shape, _needs_input_grad, _no_history, _in_place, _matmul, _no_storage,
            _op_returns_input, _no_jvp, _saved_for_forward, _saved_a_tuple, _no_vmap_rule, _ctx_attribute,
-           _item, _python_number, _tuple_operand, _none_operand, _truth_of_tensor, _named_tuple,
-           _setup_context_arguments, _broadcast]
+           _item] + SLIPS  # slips.py: Python and PyTorch usage
 
 
 def opcheck_cause(test: str, text: str, view: Judging, case: CaseView) -> str | None:
@@ -406,13 +313,6 @@ def opcheck_cause(test: str, text: str, view: Judging, case: CaseView) -> str | 
 def _optional_name(view: Judging) -> str:
     optional = (view.data.get("names") or {}).get("optional") or []
     return next((n for n in optional if isinstance(n, str) and n.isidentifier()), "bias")
-
-
-def _first_line(message: str) -> str:
-    """The message's first line, without advice of PyTorch's that is wrong for a learner here."""
-    lines = message.strip().splitlines()
-    line = lines[0][:200] if lines else ""
-    return line.replace(" Use tensor.detach().numpy() instead.", "")
 
 
 def _count_cause(view: Judging, case: CaseView, expected: int, got: int) -> str:
