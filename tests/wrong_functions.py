@@ -262,7 +262,7 @@ CASES = [
      "forward", "the variance is the unbiased one, dividing by n - 1"),
     ("LayerNorm", LAYERNORM.format(variance=LN_VARIANCE, backward="rstd * (g - g.mean(-1, keepdim=True)), "
                                                                   "None"),
-     "gradient", "The gradient with respect to input differs"),
+     "gradient", "the path through the variance is left out"),
     ("LayerNorm", LAYERNORM.format(variance=LN_VARIANCE, backward="g * rstd, None"),
      "gradcheck", "backward does not compute the derivative of forward"),
     ("LayerNorm", LAYERNORM.format(variance=LN_VARIANCE, backward=LN_GRAD.replace(", None", "")),
@@ -890,3 +890,224 @@ RIGHT += [
     ("BatchNorm", batch_norm(sqrt_var="((X - unsqueeze_all(mean)) ** 2).sum(dim=(0, 2, 3)).div("
                                       "X.numel() // X.size(1) - 1).sqrt()")),
 ]
+
+
+
+# -- a learner's and a tutor's list (issue 22, continued): more slips on every graded problem -------------
+# Each wrong one fails its check with a sentence of ours that names the cause in the learner's names; each
+# right one, however unusual (NumPy in forward, no @staticmethod, a None too many), keeps full marks.
+
+L_KILLHEAD = "result = input.clone()\n        result[:, :n] = 0\n        return result"
+L_EXP = "result = torch.exp(x)\n        ctx.save_for_backward(result)\n        return result"
+L_EXP_BACKWARD = "result, = ctx.saved_tensors\n        return grad_output * result"
+L_LINEAR = ("grad_input = grad_output.mm(weight)\n        grad_weight = grad_output.t().mm(input)\n"
+            "        grad_bias = None if bias is None else grad_output.sum(0)")
+L_SQUARE = "ctx.save_for_backward(x)\n        return x ** 2"
+L_SOFTPLUS = SOFTPLUS.format(forward=STABLE, derivative="torch.sigmoid(x)")
+L_TANH_SAVED = "ctx.save_for_backward(output)\n        ctx.save_for_forward(output)"
+L_SOFTSIGN = SOFTSIGN_IN_PLACE.replace("x.div_(1 + x.abs())  # in place: the op returns its own input",
+                                       "x / (1 + x.abs())")
+L_CONV = SCIPY_CONV.format(grad_input=CONV_GRAD_INPUT, grad_filter=CONV_GRAD_FILTER)
+L_CUBE = CUBE.format(cube="return CubeBackward.apply(grad_out, x)", cube_backward=CUBE_BACKWARD_RIGHT)
+
+
+def _softsign(name: str, old: str, new: str) -> str:
+    """softsign with one change, as its own custom op (an op's name is registered once per process)."""
+    return L_SOFTSIGN.replace("course22::", f"learner_{name}::").replace(old, new)
+
+
+LEARNER = [
+    ("KillHead", KILLHEAD_ANY.format(forward=L_KILLHEAD, backward=KILLHEAD_RIGHT_BACKWARD.replace(
+        "result, None", "result, 0")),
+     "backward returns", "backward returned a gradient for n (= 2), which is not a tensor"),
+    ("KillHead", KILLHEAD_ANY.format(forward=L_KILLHEAD.replace("[:, :n]", "[:n]"),
+                                     backward=KILLHEAD_RIGHT_BACKWARD.replace("[:, 0:ctx.n]", "[:ctx.n]")),
+     "forward", "the first n rows are zeroed instead of the first n columns"),
+    ("KillHead", KILLHEAD_ANY.format(forward=L_KILLHEAD, backward="return grad_output, None"),
+     "gradient", "is grad_output times 1 (it returns grad_output unchanged)"),
+    ("KillHead", KILLHEAD_ANY.format(forward="ctx.save_for_backward(n)\n        " + L_KILLHEAD,
+                                     backward="n, = ctx.saved_tensors\n        result = grad_output.clone()\n"
+                                              "        result[:, :n] = 0\n        return result, None"),
+     "forward", "given an int as its argument 1"),
+    ("MyReLU", MYRELU.format(forward="ctx.save_for_backward(input)\n        return torch.max(input, 0)",
+                             backward=MYRELU_LOADED + "return grad_output * (input > 0)"),
+     "forward", "torch.max(x, dim), which returns (values, indices)"),
+    ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED + "grad_input = grad_output.data\n"
+                             "        grad_input[input.data < 0] = 0\n        return grad_input"),
+     "grad_output unchanged", "backward changed grad_output in place"),
+    ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED +
+                             "grad_input = grad_output.clone()\n"
+                             "        grad_input[grad_output < 0] = 0\n        return grad_input"),
+     "gradient", "the derivative taken at grad_output instead of at input"),
+    ("Exp", EXP.format(forward="ctx.save_for_backward(torch.exp(x))\n        return torch.exp(x)",
+                       backward=L_EXP_BACKWARD),
+     "gradgradcheck", "an intermediate result has no autograd history"),
+    ("Exp", "import math\n" + EXP.format(forward="ctx.save_for_backward(x)\n        return x.exp()",
+                                         backward="x, = ctx.saved_tensors\n"
+                                                  "        return grad_output * math.exp(x)"),
+     "gradient", "to math.exp, which takes one Python number: use torch.exp"),
+    ("Exp", EXP.format(forward=L_EXP, backward="result = ctx.saved_tensors\n"
+                                               "        return grad_output * result"),
+     "gradient", "ctx.saved_tensors is a tuple even when one tensor was saved"),
+    ("Exp", EXP.format(forward=L_EXP + ",", backward=L_EXP_BACKWARD),
+     "forward", "a trailing comma (return result,) makes a tuple"),
+    ("LinearFunction", LINEAR.format(body=L_LINEAR.replace("grad_output.sum(0)", "grad_output.sum(1)")),
+     "backward returns", "backward returned a gradient of shape [4] for bias"),
+    ("LinearFunction", LINEAR.format(body=L_LINEAR.replace("grad_output.mm(weight)",
+                                                           "grad_output.mm(weight.t())")),
+     "gradient", "(3×2) is weight.t(): use weight itself there"),
+    ("LinearFunction", LINEAR.format(body=L_LINEAR).replace(
+        "        if bias is not None:\n            output = output + bias\n",
+        "        output = output + bias\n"),
+     "forward", "bias is None here (LinearFunction.apply was called without it)"),
+    ("LinearFunction", LINEAR.format(body=L_LINEAR.replace("None if bias is None else grad_output.sum(0)",
+                                                           "grad_output.sum(0) if ctx.needs_input_grad[3] "
+                                                           "else None")),
+     "gradient", "bias's is ctx.needs_input_grad[2]"),
+    ("LinearFunction", LINEAR.format(body=L_LINEAR.replace("grad_output.sum(0)", "grad_output.mean(0)")),
+     "gradient", "is there a .mean() where the derivative has a .sum()?"),
+    ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
+                                   "return grad_output * input2.abs(), grad_output * input1.abs()"),
+     "gradient", "lacks a factor input1.sign()"),
+    ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
+                                   "if input1 * input2 > 0:\n"
+                                   "            return grad_output * input2, grad_output * input1\n"
+                                   "        return -grad_output * input2, -grad_output * input1"),
+     "gradient", "as one True or False (a Python if"),
+    ("LogSumExp", LOGSUMEXP.format(forward="m = input.amax(dim=-1, keepdim=True)\n"
+                                           "        result = m + (input - m).exp().sum(-1, keepdim=True)"
+                                           ".log()",
+                                   backward="return grad_output * (input - result).exp()"),
+     "forward", "the reduced dimension is still there, of size 1 (keepdim=True keeps it)"),
+    ("LogSumExp", LOGSUMEXP.format(forward=LSE_STABLE,
+                                   backward="return grad_output.unsqueeze(-1) * torch.softmax(input, 0)"),
+     "gradient", "the softmax is normalised over dimension 0 instead of the last"),
+    ("LogSumExp", LOGSUMEXP.format(forward="m = input.max(-1, keepdim=True)\n"
+                                           "        result = m.squeeze(-1) + (input - m).exp().sum(-1).log()",
+                                   backward=LSE_GRAD),
+     "forward", "max returns a pair (values, indices): take its .values"),
+    ("LayerNorm", LAYERNORM.format(variance=LN_VARIANCE, backward=LN_GRAD).replace(
+        "input.mean(-1, keepdim=True)", "input.mean(0, keepdim=True)"),
+     "forward", "the mean is taken over dimension 0"),
+    ("LayerNorm", LAYERNORM.format(variance=LN_VARIANCE, backward="rstd * (g - normalised * (g * normalised)"
+                                                                  ".mean(-1, keepdim=True)), None"),
+     "gradient", "the path through the mean is left out"),
+    ("LayerNorm", LAYERNORM.format(variance=LN_VARIANCE, backward=LN_GRAD).replace(
+        "ctx.save_for_backward(normalised, rstd)", "ctx.save_for_backward(normalised, rstd, eps)").replace(
+        "normalised, rstd = ctx.saved_tensors", "normalised, rstd, eps = ctx.saved_tensors"),
+     "forward", "keep other values as attributes of ctx (ctx.eps = eps)"),
+    ("ScipyConv2dFunction", L_CONV.replace("return input.new(result)", "return result"),
+     "forward", "returned an ndarray, not a Tensor: NumPy's result must become"),
+    ("ScipyConv2dFunction", SCIPY_CONV.format(grad_input=CONV_GRAD_INPUT,
+                                              grad_filter=CONV_GRAD_FILTER.replace("'valid'", "'full'")),
+     "backward returns", "gradient of shape [7, 7] for filter"),
+    ("Square", SQUARE.format(forward=L_SQUARE, backward="x, = ctx.saved_tensors\n"
+                                                       "        return grad_out * 2 * x.detach()"),
+     "gradgradcheck", "only through values autograd cannot follow"),
+    ("Square", SQUARE.format(forward=L_SQUARE, backward="x, = ctx.saved_tensors\n"
+                                                       "        return grad_out * x.mul_(2)"),
+     "gradient", "a tensor saved for backward was changed in place"),
+    ("Square", SQUARE.format(forward="y = x ** 2\n        ctx.save_for_backward(y)\n        return y",
+                             backward="y, = ctx.saved_tensors\n        return grad_out * 2 * y.sqrt()"),
+     "gradient", "lacks a factor x.sign()"),
+    ("Sinh", SINH.format(body="return grad_out * (expx + expnegx) / 2, grad_out_exp * expx, "
+                              "-grad_out_negexp * expnegx"),
+     "backward returns", "backward returned 3 value(s) but forward takes 1 input(s) (x)"),
+    ("Cube", L_CUBE.replace("CubeBackward.apply(grad_out, x)", "CubeBackward.apply(x, grad_out)"),
+     "gradient", "the right formula with x and grad_out exchanged"),
+    ("Cube", L_CUBE.replace("x, saved_grad_out = ctx.saved_tensors", "saved_grad_out, x = ctx.saved_tensors"),
+     "gradgradcheck", "The second derivative with respect to grad_out"),
+    ("BatchNorm", batch_norm(denominator="(sqrt_var + eps)").replace("(X - unsqueeze_all(mean))",
+                                                                     "(X - mean)"),
+     "forward", "keep the reduced dimensions (keepdim=True) or put them back"),
+    ("BatchNorm", batch_norm().replace("N = X.numel() // X.size(1)", "N = X.size(0)"),
+     "gradient", "an inf comes from a division by zero"),
+    ("Tanh", TANH_MODERN.replace(L_TANH_SAVED, "ctx.save_for_backward(inputs[0])\n"
+                                               "        ctx.save_for_forward(inputs[0])"),
+     "gradient", "x, the input, stands where the output belongs"),
+    ("Tanh", TANH_MODERN.replace("setup_context(ctx, inputs, output)", "setup_context(ctx, inputs)").replace(
+        L_TANH_SAVED, "y = torch.tanh(inputs[0])\n        ctx.save_for_backward(y)\n"
+                      "        ctx.save_for_forward(y)"),
+     "forward", "Write setup_context(ctx, inputs, output)"),
+    ("Softplus", SOFTPLUS.format(forward="torch.log1p(torch.exp(x))", derivative="torch.sigmoid(x)"),
+     "forward", "exp overflows to inf in float64"),
+    ("Softplus", L_SOFTPLUS.replace("ctx.save_for_backward(inputs[0])", "ctx.x = inputs[0]").replace(
+        "x, = ctx.saved_tensors", "x = ctx.x"),
+     "save_for_backward", "as ctx.x, a plain attribute of ctx"),
+    ("Softplus", L_SOFTPLUS.replace("ctx.save_for_backward(inputs[0])", "ctx.save_for_backward(output)"),
+     "gradient", "the derivative taken at forward's output instead of at x"),
+    ("softsign", _softsign("f32", "return torch.empty_like(x)", "return torch.empty(x.shape)"),
+     "opcheck", "softsign's fake returns torch.float32 where the op returns torch.float64"),
+    ("softsign", _softsign("nofake", "@softsign.register_fake\ndef _(x):\n    return torch.empty_like(x)\n",
+                           ""),
+     "opcheck", "softsign has no fake"),
+    ("softsign", _softsign("out", "ctx.save_for_backward(inputs[0])", "ctx.save_for_backward(output)"),
+     "gradient", "the derivative taken at forward's output instead of at x"),
+    # forward written as a method (it was told "With ctx of shape (3, 3): forward raised TypeError")
+    ("Exp", EXP.format(forward=L_EXP, backward=L_EXP_BACKWARD).replace(
+        "    @staticmethod\n    def forward(ctx", "    def forward(self, ctx"),
+     "forward", "Exp.forward takes a parameter before ctx, as a method's self"),
+    ("Square", SQUARE.format(forward=L_SQUARE, backward="x, = ctx.saved_tensors\n"
+                                                       "        return grad_out * 2 * x.numpy()"),
+     "gradgradcheck", "calls .numpy() on a tensor that requires grad"),
+    ("Square", SQUARE.format(forward=L_SQUARE, backward="x, = ctx.saved_tensors\n"
+                                                       "        return grad_out * 2 * x.data"),
+     "gradgradcheck", "(no .detach(), .data, .item()"),
+    # integer division: half the columns killed
+    ("KillHead", KILLHEAD_ANY.format(forward=L_KILLHEAD, backward=KILLHEAD_RIGHT_BACKWARD.replace(
+        "0:ctx.n", "0:ctx.n // 2")),
+     "gradient", "is wrong in column 1 of input and right in the others"),
+]
+
+LEARNER_RIGHT = [
+    # NumPy in forward: grad mode is off there, so .numpy() works even without .detach()
+    ("MyReLU", MYRELU.format(forward="ctx.save_for_backward(input)\n"
+                                     "        return torch.from_numpy(np.maximum(input.numpy(), 0))",
+                             backward=MYRELU_LOADED + "return grad_output * (input > 0)")),
+    ("MyReLU", MYRELU.format(forward="ctx.save_for_backward(input)\n"
+                                     "        return torch.from_numpy(np.maximum(input.detach().numpy(), 0))",
+                             backward=MYRELU_LOADED + "grad_input = grad_output.clone()\n"
+                                                      "        grad_input[input <= 0] = 0\n"
+                                                      "        return grad_input")),
+    # forward or backward without @staticmethod: autograd reads them from the class, as plain functions
+    ("Exp", EXP.format(forward=L_EXP, backward=L_EXP_BACKWARD).replace(
+        "    @staticmethod\n    def backward(ctx", "    def backward(ctx")),
+    ("Exp", EXP.format(forward=L_EXP, backward=L_EXP_BACKWARD).replace(
+        "    @staticmethod\n    def forward(ctx", "    def forward(ctx")),
+    # a None beyond the inputs: autograd accepts trailing Nones
+    ("Square", SQUARE.format(forward=L_SQUARE, backward="x, = ctx.saved_tensors\n"
+                                                       "        return grad_out * 2 * x, None")),
+    ("KillHead", KILLHEAD_ANY.format(forward="result = input.clone()\n        result[:, :n].zero_()\n"
+                                             "        return result",
+                                     backward="g = grad_output.clone()\n        g[:, :ctx.n].zero_()\n"
+                                              "        return g, None")),
+    ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="1 / (1 + torch.exp(-x))")),
+    ("Sinh", SINH.format(body="return grad_out * (expx + 1 / expx) / 2 + grad_out_exp * expx - "
+                              "grad_out_negexp / expx")),
+    ("LinearFunction", LINEAR.format(body="if ctx.needs_input_grad[0]:\n"
+                                          "            grad_input = grad_output @ weight\n"
+                                          "        if ctx.needs_input_grad[1]:\n"
+                                          "            grad_weight = grad_output.t() @ input\n"
+                                          "        if bias is not None and ctx.needs_input_grad[2]:\n"
+                                          "            grad_bias = grad_output.sum(dim=0)").replace(
+        "output = input.mm(weight.t())\n        if bias is not None:\n            output = output + bias",
+        "output = input.mm(weight.t()) if bias is None else torch.addmm(bias, input, weight.t())")),
+    ("LayerNorm", LAYERNORM.format(variance="torch.var_mean(input, -1, unbiased=False, keepdim=True)[0]",
+                                   backward="(g.shape[-1] * g - g.sum(-1, keepdim=True) - normalised * "
+                                            "(g * normalised).sum(-1, keepdim=True)) * rstd / g.shape[-1], "
+                                            "None")),
+    ("LogSumExp", LOGSUMEXP.format(forward="result = torch.logsumexp(input, dim=-1)",
+                                   backward="return grad_output.unsqueeze(-1) * "
+                                            "torch.softmax(input, dim=-1)")),
+    ("ScipyConv2dFunction", L_CONV.replace("return input.new(result)",
+                                           "return torch.from_numpy(result.copy())")
+     .replace("return grad_output.new(grad_input), grad_output.new(grad_filter)",
+              "return torch.from_numpy(grad_input.copy()), "
+              "torch.from_numpy(np.ascontiguousarray(grad_filter))")),
+    ("Cube", L_CUBE.replace("return cube_backward(grad_out, x)", "return 3 * grad_out * x * x")),
+    ("Square", SQUARE.format(forward="ctx.save_for_backward(x)\n        return x * x",
+                             backward="x, = ctx.saved_tensors\n        return x.mul(2).mul(grad_out)")),
+]
+
+CASES += LEARNER
+RIGHT += LEARNER_RIGHT

@@ -10,6 +10,7 @@ from autograder.judge.causes import gradient_cause
 from autograder.judge.diagnose import float32_rounding
 from autograder.judge.errors import error_cause
 from autograder.judge.findings import Finding, fail, jacobian_panels, note, shaped_panels
+from autograder.judge.judging import telling_first
 from autograder.judge.kinks import settle_kinks
 from autograder.judge.reference import reference_vjps
 from autograder.judge.untrusted import lists, matrices
@@ -52,7 +53,7 @@ def judge_backward_returns(view: Judging) -> Finding | None:
 
 def judge_gradient(view: Judging) -> Finding | None:
     said = None
-    for case in view.cases:
+    for case in telling_first(view.cases):
         out, ref = case.measured.output or Output(), case.ref["output"]
         values = out.values or []
         if len(values) != len(ref["values"]):

@@ -32,9 +32,11 @@ def blocked(view: Judging, case: CaseView, part: str) -> Blocked | None:
         if view.problem.kind == "callable" and view.problem.all_outputs:
             hint = (f" (call {view.problem.all_outputs}.apply(x)[0]: the wrapper returns only the first "
                     f"output)")
-        return Blocked("forward", case.intro + f"{name} returned a {out.type}, not a "
+        hint = hint or _not_a_tensor_hint(str(out.type))
+        a = "an" if str(out.type)[:1] in "aeiou" or out.type == "ndarray" else "a"
+        return Blocked("forward", case.intro + f"{name} returned {a} {out.type}, not a "
                                                f"Tensor{hint}.",
-                       short=f"{name} returns a {out.type}, not a Tensor")
+                       short=f"{name} returns {a} {out.type}, not a Tensor")
     if part == "forward":
         return None
     shape, right = out.shape, case.ref["output"]["shape"]
@@ -55,6 +57,20 @@ def blocked(view: Judging, case: CaseView, part: str) -> Blocked | None:
                                                 f".detach() or torch.no_grad()).",
                        short="the output has no grad_fn")
     return None
+
+
+def _not_a_tensor_hint(kind: str) -> str:
+    """What learners return instead of a tensor, and how to return the tensor itself."""
+    if kind == "tuple":
+        return (": a trailing comma (return result,) makes a tuple, and so does torch.max(x, dim), which "
+                "returns (values, indices). Return the tensor itself")
+    if kind == "ndarray":
+        return (": NumPy's result must become a tensor again, with torch.from_numpy(result) or "
+                "input.new(result)")
+    if kind in ("float", "int"):
+        return (": .item(), float() or a math function turned the tensor into a number. Compute with torch "
+                "operations")
+    return ""
 
 
 def _validation_error(error: StudentError) -> bool:

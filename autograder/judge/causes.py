@@ -51,7 +51,11 @@ def not_finite(what: str, values: torch.Tensor, case: CaseView, derivative: str 
                  "inf - inf gives NaN. Rewrite the formula so that it never exponentiates a large positive "
                  "number (subtract the largest value first, or use an identity such as "
                  "log(1 + exp(x)) = x + log(1 + exp(-x)))")
-    return said + "."
+    elif kinds == "inf" and not any(x.numel() and float(x.abs().max()) > 700 for x in inputs):
+        shapes = " and ".join(f"{n} of shape {tuple(x.shape)}" for n, x in zip(case.tensor_names, inputs))
+        said += (f": with no large input, an inf comes from a division by zero (or the log of 0). With "
+                 f"{shapes}, is a count or a difference you divide by 0 here (a size minus 1 that is 0)?")
+    return said if said.endswith("?") else said + "."
 
 
 def _zero_inputs(case: CaseView, size: int,
@@ -131,9 +135,22 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
     if jacobians is not None and not view.problem.elementwise:
         said = difference_cause(jacobians[0][k], jacobians[1][k], shapes[k], names[k], what)
     said = said or difference_cause(s[k].reshape(1, -1), r[k].reshape(1, -1), shapes[k], names[k], what)
+    if said and "times the right one: a constant factor" in said:
+        said += _mean_for_sum(case, s[k], r[k])
     if said and "differs from the right one everywhere" in said and view.problem.derivative:
         said += f" The derivative of {view.lookup} is {view.problem.derivative}."
     return said or f"{what} differs from the right one.", k
+
+
+def _mean_for_sum(case: CaseView, mine: torch.Tensor, right: torch.Tensor) -> str:
+    """A factor of 1/n with n a size of an input's dimension: a mean taken where a sum belongs."""
+    factor = float((mine * right).sum()) / max(float((right * right).sum()), 1e-300)
+    for name, shape in zip(case.tensor_names, case.shapes):
+        for d, n in enumerate(shape):
+            if n > 1 and abs(factor * n - 1) < 1e-6:
+                return (f" The factor is 1/{n}, one over the size of dimension {d} of {name}: is there a "
+                        f".mean() where the derivative has a .sum()?")
+    return ""
 
 
 def _known_mistake(view: Judging, case: CaseView, mine: torch.Tensor, k: int) -> str | None:
@@ -227,6 +244,9 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
         if _close(ds, mirrored) and not _close(dr, mirrored):
             return (f"{what} is the derivative at -{name} instead of at {name}: a sign is missing inside "
                     f"it (for example sigmoid(-x) where sigmoid(x) is meant){_bracket(view)}.")
+        said = _derivative_elsewhere(view, case, ds, dr, v, y, what)
+        if said:
+            return said
     candidates = [(f"{n}, the input", x) for n, x in flat]
     candidates.append(("forward's output", y))
     candidates.append(("1 (it returns grad_output unchanged)", torch.ones_like(dr)))
@@ -234,6 +254,41 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
         if value.shape == ds.shape and _close(ds, value) and not _close(dr, value):
             return (f"{what} is {g} times {text}, which is not the derivative here{_derivative_text(view)}. "
                     f"Multiply {g} by the derivative.")
+    return None
+
+
+def _derivative_at(view: Judging, case: CaseView, point: torch.Tensor) -> torch.Tensor | None:
+    """The reference's derivative, entry by entry, at other values of its one tensor input."""
+    x = point.reshape(case.inputs[0].shape).clone().requires_grad_()
+    decoded = decode_args(case.encoded)
+    args = [x if differentiable(a) else decoded[k] for k, a in enumerate(case.encoded)]
+    with torch.enable_grad():
+        (d,) = torch.autograd.grad(view.problem.reference(*args, **case.kwargs).sum(), x)
+    return d.reshape(-1) if bool(torch.isfinite(d).all()) else None
+
+
+def _derivative_elsewhere(view: Judging, case: CaseView, ds: torch.Tensor, dr: torch.Tensor, v: torch.Tensor,
+                          y: torch.Tensor, what: str) -> str | None:
+    """The derivative taken at the wrong values: at forward's output (saved where the input belongs), at
+    grad_output (a mask or formula built from it), or the right formula with the input and grad_output
+    exchanged (a call given its arguments in the wrong order)."""
+    name, g, x = case.tensor_names[0], view.grad_output, case.inputs[0].reshape(-1)
+    if y.shape != ds.shape or v.shape != ds.shape:
+        return None
+    at_y, at_v = _derivative_at(view, case, y), _derivative_at(view, case, v)
+    if at_y is not None and _close(ds, at_y) and not _close(dr, at_y):
+        return (f"{what} is the derivative taken at forward's output instead of at {name}: backward uses "
+                f"the output where {name} belongs (is the output what was saved?). Save {name} itself, or "
+                f"write the derivative in terms of the output{_bracket(view)}.")
+    if at_v is not None and _close(ds, at_v) and not _close(dr, at_v):
+        return (f"{what} is the derivative taken at {g} instead of at {name}: backward builds it (a mask, "
+                f"a condition) from {g} where {name}, the saved input, belongs{_bracket(view)}.")
+    if at_v is not None and _close(ds * v, at_v * x) and not _close(dr * v, at_v * x):
+        companion = view.problem.companion
+        call = (f"{companion}.apply must get them in the order of {companion}.forward's arguments"
+                if companion else "pass them in the order the function takes them")
+        return (f"{what} is the right formula with {name} and {g} exchanged: a call receives its "
+                f"arguments in the wrong order; {call}.")
     return None
 
 
@@ -322,8 +377,8 @@ def blind_cause(view: Judging, has_history: bool) -> str:
     if has_history:
         return (f"backward's result depends on {name} only through values autograd cannot follow, so "
                 f"autograd sees second derivatives of zero where finite differences do not. Compute backward "
-                f"with torch operations on the tensors from ctx.saved_tensors (no .detach(), .item(), NumPy "
-                f"or torch.no_grad()).")
+                f"with torch operations on the tensors from ctx.saved_tensors (no .detach(), .data, .item(), "
+                f"NumPy or torch.no_grad()).")
     return (f"backward's result has no autograd history linking it to {name}, so autograd sees second "
             f"derivatives of zero where finite differences do not: backward computed it with values autograd "
             f"cannot follow (.detach(), .item(), NumPy, torch.no_grad(), or a new tensor built from "

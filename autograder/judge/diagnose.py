@@ -87,6 +87,9 @@ def difference_cause(actual: torch.Tensor, expected: torch.Tensor, shape: tuple[
     if actual.abs().max() == 0 and expected.abs().max() > 0:
         return (f"{what} is zero everywhere: the gradient never reaches {name} (backward returns zeros, "
                 f"or forward used operations that cut the graph).")
+    if actual.numel() == 1:  # one number: any two differ by a factor, which then says nothing
+        return f"{what} is {float(actual.reshape(-1)[0]):.6g} where the right one is " \
+               f"{float(expected.reshape(-1)[0]):.6g}."
     norm = float((expected * expected).sum())
     if norm > 0:
         k = float((actual * expected).sum()) / norm

@@ -8,6 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 from autograder.judge.diagnose import raised_cause
+from autograder.judge.slips import SLIPS, first_line
 from autograder.measure.contract import StudentError
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def error_cause(error: StudentError, view: Judging, case: CaseView) -> tuple[str
     return said, details
 
 
-def known_cause(error: dict, view: Judging, case: CaseView) -> str | None:
+def known_cause(error: StudentError, view: Judging, case: CaseView) -> str | None:
     """Our sentence for an error PyTorch raised on the learner's behalf, or None for one we do not know."""
     message, kind = error.message, error.type
     for cause in _CAUSES:
@@ -46,16 +47,18 @@ def known_cause(error: dict, view: Judging, case: CaseView) -> str | None:
     return None
 
 
-def _direct_forward(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _direct_forward(message: str, kind: str, error: StudentError, view: Judging,
+                    case: CaseView) -> str | None:
     called = _forward_called(error)
     if not called:
         return None
     return (f"backward calls {called}.forward(...) directly: call {called}.apply(...) instead. Called by "
             f"hand, forward runs as a plain function: autograd records no {called} node (so its backward "
-            f"is never used) and grad mode stays on inside it. ({kind}: {_first_line(message)})")
+            f"is never used) and grad mode stays on inside it. ({kind}: {first_line(message)})")
 
 
-def _numpy_with_grad(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _numpy_with_grad(message: str, kind: str, error: StudentError, view: Judging,
+                     case: CaseView) -> str | None:
     if "Can't call numpy() on Tensor that requires grad" not in message:
         return None
     also = ""
@@ -69,7 +72,7 @@ def _numpy_with_grad(message: str, kind: str, error: dict, view: Judging, case: 
             f"zero. Write backward with torch operations (torch.exp instead of np.exp).{also}")
 
 
-def _numpy_number(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _numpy_number(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     if not re.search(r"expected np\.ndarray \(got numpy\.\w+\)", message):
         return None
     return ("torch.from_numpy was given a NumPy number, not an array: NumPy returns a plain number (such "
@@ -77,7 +80,7 @@ def _numpy_number(message: str, kind: str, error: dict, view: Judging, case: Cas
             "(torch.exp(x)), which work for every shape and keep autograd's history.")
 
 
-def _not_a_tensor(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _not_a_tensor(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"expected Variable or None \(got ([\w.]+)\)", message)
     if not match:
         return None
@@ -92,7 +95,7 @@ def _not_a_tensor(message: str, kind: str, error: dict, view: Judging, case: Cas
             f"(shaped like {name}) or None: {fix}.")
 
 
-def _count(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _count(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"function (\w+) returned an incorrect number of gradients \(expected (\d+), got "
                       r"(\d+)\)", message) or re.search(r"()returned an incorrect number of gradients "
                                                         r"\(expected (\d+), got (\d+)\)", message)
@@ -109,7 +112,8 @@ def _count(message: str, kind: str, error: dict, view: Judging, case: CaseView) 
     return _count_cause(view, case, expected, got)
 
 
-def _gradient_for_number(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _gradient_for_number(message: str, kind: str, error: StudentError, view: Judging,
+                         case: CaseView) -> str | None:
     match = re.search(r"returned a gradient different than None at position (\d+)", message)
     if not match:
         return None
@@ -120,7 +124,7 @@ def _gradient_for_number(message: str, kind: str, error: dict, view: Judging, ca
             f"nothing to differentiate there, so return None in its place.")
 
 
-def _shape(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _shape(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"returned an invalid gradient at index (\d+) - got \[([\d, ]*)\] but expected shape "
                       r"compatible with \[([\d, ]*)\]", message)
     if not match:
@@ -133,24 +137,31 @@ def _shape(message: str, kind: str, error: dict, view: Judging, case: CaseView) 
     return f"backward returned a gradient of shape [{match[2]}] for {name}, whose shape is [{match[3]}]{how}"
 
 
-def _needs_input_grad(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _needs_input_grad(message: str, kind: str, error: StudentError, view: Judging,
+                      case: CaseView) -> str | None:
     if kind != "IndexError" or not any("needs_input_grad[" in f.code
                                        for f in error.frames):
         return None
+    read = [int(i) for f in error.frames for i in re.findall(r"needs_input_grad\[(\d+)\]", f.code)]
+    if read and max(read) >= len(view.names):  # past every input, given or not: counted from 1
+        last = len(view.names) - 1
+        return (f"backward reads ctx.needs_input_grad[{max(read)}], but forward takes {len(view.names)} "
+                f"inputs ({', '.join(view.names)}), so the flags are ctx.needs_input_grad[0] to "
+                f"[{last}], counted from 0: {view.names[last]}'s is ctx.needs_input_grad[{last}].")
     return ("ctx.needs_input_grad has one entry per argument given to apply, so when an optional "
             "argument is left out it is shorter, and reading the flag of that argument fails "
             "(IndexError). Test the argument first (if bias is not None and "
             "ctx.needs_input_grad[2]).").replace("bias", _optional_name(view))
 
 
-def _no_history(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _no_history(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     if "element 0 of tensors does not require grad and does not have a grad_fn" not in message:
         return None
     return ("backward's result has no autograd history: it was computed with values autograd cannot "
             "follow (torch.no_grad(), .detach(), .item(), NumPy, or a new tensor built from numbers).")
 
 
-def _in_place(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _in_place(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     if "modified by an inplace operation" not in message:
         return None
     return (f"a tensor saved for backward was changed in place after it was saved, so autograd refuses "
@@ -158,7 +169,7 @@ def _in_place(message: str, kind: str, error: dict, view: Judging, case: CaseVie
             f"tensors or {view.grad_output} in place.")
 
 
-def _matmul(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _matmul(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)", message)
     if not match:
         return None
@@ -169,14 +180,22 @@ def _matmul(message: str, kind: str, error: dict, view: Judging, case: CaseView)
     said = (f"{error.raised_in or 'forward'} multiplies {a}({first[0]}×{first[1]}) by {b}"
             f"({second[0]}×{second[1]}): a matrix product needs the columns of the first ({first[1]}) to "
             f"equal the rows of the second ({second[0]}).")
-    if second[1] == first[1]:
+    transposed = {tuple(shape[::-1]): name for name, shape in zip(case.tensor_names, case.shapes)
+                  if len(shape) == 2 and shape[0] != shape[1]}
+    if error.raised_in == "backward" and (first in transposed or second in transposed):
+        shape = second if second in transposed else first
+        name = transposed[shape]
+        return said + (f" ({shape[0]}×{shape[1]}) is {name}.t(): use {name} itself there (the gradient of "
+                       f"a @ {name}.t() with respect to a is grad_output @ {name}), so that each gradient "
+                       f"gets its input's shape.")
+    if second[1] == first[1] and b:
         said += (f" {b.strip() or 'The second'}.t() ({second[1]}×{second[0]}) fits: "
                  f"{b.strip() or 'it'} is stored as (out_features, in_features), so the product is "
                  f"{a.strip() or 'input'} @ {b.strip() or 'weight'}.t().")
     return said
 
 
-def _no_storage(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _no_storage(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     if "Cannot access data pointer of Tensor that doesn't have storage" not in message:
         return None
     return ("under torch.func.vmap (and torch.func.grad), forward receives batched tensors that have no "
@@ -185,7 +204,8 @@ def _no_storage(message: str, kind: str, error: dict, view: Judging, case: CaseV
             "operations only (torch.clamp, torch.exp, torch.log1p...).")
 
 
-def _op_returns_input(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _op_returns_input(message: str, kind: str, error: StudentError, view: Judging,
+                      case: CaseView) -> str | None:
     if "must not also be an input to this custom operator" not in message:
         return None
     return (f"the custom op {view.lookup} returns its own input (changed in place, as with x.div_(...), or x "
@@ -193,7 +213,7 @@ def _op_returns_input(message: str, kind: str, error: dict, view: Judging, case:
             f"new tensor, computed without in-place operations (x / (1 + x.abs())).")
 
 
-def _setup_context_with_ctx(message: str, kind: str, error: dict, view: Judging,
+def _setup_context_with_ctx(message: str, kind: str, error: StudentError, view: Judging,
                             case: CaseView) -> str | None:
     names = view.data.names
     forward = names.forward or []
@@ -202,11 +222,11 @@ def _setup_context_with_ctx(message: str, kind: str, error: dict, view: Judging,
     given = ", ".join(forward[1:]) or "x"
     return (f"{view.lookup} defines setup_context, so PyTorch calls forward without ctx, as "
             f"forward({given}): your forward(ctx, {given}) then misses an argument ({kind}: "
-            f"{_first_line(message)}). Write forward({given}) and save tensors in setup_context (today's "
+            f"{first_line(message)}). Write forward({given}) and save tensors in setup_context (today's "
             f"style), or keep forward(ctx, {given}) and remove setup_context.")
 
 
-def _no_jvp(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _no_jvp(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     if "You must implement the jvp function" not in message:
         return None
     return (f"{view.lookup} has no jvp staticmethod, which forward-mode AD (torch.func.jvp, "
@@ -214,7 +234,8 @@ def _no_jvp(message: str, kind: str, error: dict, view: Judging, case: CaseView)
             f"(x_t times the derivative), and keep what it needs with ctx.save_for_forward in setup_context.")
 
 
-def _saved_for_forward(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _saved_for_forward(message: str, kind: str, error: StudentError, view: Judging,
+                       case: CaseView) -> str | None:
     frames = error.frames
     if kind != "ValueError" or "not enough values to unpack" not in message or not frames \
             or frames[-1].name != "jvp" or "saved_tensors" not in frames[-1].code:
@@ -224,19 +245,22 @@ def _saved_for_forward(message: str, kind: str, error: dict, view: Judging, case
             "ctx.save_for_forward(...) with the same tensors in setup_context.")
 
 
-def _saved_a_tuple(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _saved_a_tuple(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"save_for_(backward|forward) can only save variables, but argument (\d+) is of type "
                       r"(\w+)", message)
     if not match:
         return None
+    numbers = [n for n in view.names if n not in case.tensor_names and n.isidentifier()]
+    keep = f"ctx.{numbers[0]} = {numbers[0]}" if numbers else "ctx.n = n"
     how = (" setup_context's inputs is the tuple of forward's arguments: unpack it (x, = inputs, or "
            "inputs[0]) and save the tensor." if match[3] == "tuple" else " Save tensors only, and keep other "
-           "values as attributes of ctx (ctx.n = n).")
-    return (f"ctx.save_for_{match[1]} was given a {match[3]} as its argument {int(match[2]) + 1}, where it "
-            f"takes tensors (or None) only.{how}")
+           f"values as attributes of ctx ({keep}).")
+    article = "an" if match[3][:1] in "aeiou" else "a"
+    return (f"ctx.save_for_{match[1]} was given {article} {match[3]} as its argument {int(match[2]) + 1}, "
+            f"where it takes tensors (or None) only.{how}")
 
 
-def _no_vmap_rule(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _no_vmap_rule(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     if "does not have vmap support" not in message:
         return None
     return (f"torch.func.vmap needs {view.lookup} to say how to batch it: set generate_vmap_rule = True in "
@@ -244,7 +268,7 @@ def _no_vmap_rule(message: str, kind: str, error: dict, view: Judging, case: Cas
             f"operations), or write a vmap staticmethod.")
 
 
-def _ctx_attribute(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _ctx_attribute(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"'(\w+)Backward' object has no attribute '(\w+)'", message)
     if kind != "AttributeError" or not match:
         return None
@@ -252,7 +276,7 @@ def _ctx_attribute(message: str, kind: str, error: dict, view: Judging, case: Ca
             f"...), before returning.")
 
 
-def _item(message: str, kind: str, error: dict, view: Judging, case: CaseView) -> str | None:
+def _item(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"a Tensor with (\d+) elements cannot be converted to Scalar", message)
     if not match:
         return None
@@ -264,7 +288,7 @@ def _item(message: str, kind: str, error: dict, view: Judging, case: CaseView) -
 _CAUSES = [_setup_context_with_ctx, _direct_forward, _numpy_with_grad, _numpy_number, _not_a_tensor, _count,
            _gradient_for_number, _shape, _needs_input_grad, _no_history, _in_place, _matmul, _no_storage,
            _op_returns_input, _no_jvp, _saved_for_forward, _saved_a_tuple, _no_vmap_rule, _ctx_attribute,
-           _item]
+           _item] + SLIPS  # slips.py: Python and PyTorch usage
 
 
 def opcheck_cause(test: str, text: str, view: Judging, case: CaseView) -> str | None:
@@ -272,6 +296,15 @@ def opcheck_cause(test: str, text: str, view: Judging, case: CaseView) -> str | 
     said = known_cause(StudentError(message=text, raised_in=view.lookup), view, case)
     if said:
         return f"torch.library.opcheck's {test} fails: {said}"
+    if "no fake impl registered" in text:
+        return (f"torch.library.opcheck's {test} fails: {view.lookup} has no fake (no function "
+                f"registered with @{view.lookup}.register_fake), which torch.compile and opcheck need: add "
+                f"one returning a new tensor of the output's shape and dtype, such as torch.empty_like(x).")
+    dtypes = re.search(r"Dtypes (torch\.\w+) and (torch\.\w+) are not equal", text)
+    if dtypes:
+        return (f"torch.library.opcheck's {test} fails: {view.lookup}'s fake returns {dtypes[2]} where the "
+                f"op returns {dtypes[1]}: a new tensor made from a shape alone (torch.empty(x.shape)) takes "
+                f"the default dtype. Use torch.empty_like(x), which keeps x's dtype and device.")
     match = re.search(r"outputs_alias_inputs check (True|False) != (True|False)", text)
     if match and match[1] == "True":
         return (f"torch.library.opcheck's {test} fails: {view.lookup}'s fake (the function given to "
@@ -286,13 +319,6 @@ def opcheck_cause(test: str, text: str, view: Judging, case: CaseView) -> str | 
 def _optional_name(view: Judging) -> str:
     optional = view.data.names.optional or []
     return next((n for n in optional if isinstance(n, str) and n.isidentifier()), "bias")
-
-
-def _first_line(message: str) -> str:
-    """The message's first line, without advice of PyTorch's that is wrong for a learner here."""
-    lines = message.strip().splitlines()
-    line = lines[0][:200] if lines else ""
-    return line.replace(" Use tensor.detach().numpy() instead.", "")
 
 
 def _count_cause(view: Judging, case: CaseView, expected: int, got: int) -> str:

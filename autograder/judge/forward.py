@@ -75,6 +75,10 @@ def _reduced_over(case, shape, right) -> str:
     def without(d: int) -> list[int]:
         return first[:d] + first[d + 1:]
 
+    kept = [d for d in range(len(right) + 1) if right[:d] + [1] + right[d:] == shape]
+    if kept and len(first) == len(shape):
+        return (f": the reduced dimension is still there, of size 1 (keepdim=True keeps it). Return the "
+                f"result without it: reduce with keepdim=False, or .squeeze({kept[-1] - len(shape)}) it")
     took = [d for d in range(len(first)) if without(d) == shape]
     meant = [d for d in range(len(first)) if without(d) == right]
     if len(took) == 1 and meant and took[0] not in meant:

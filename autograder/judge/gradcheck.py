@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from autograder.judge.diagnose import difference_cause, float32_rounding
 from autograder.judge.errors import error_cause
 from autograder.judge.findings import Finding, fail, shaped_panels, torch_words
+from autograder.judge.judging import telling_first
 from autograder.judge.kinks import without_kink_entries, without_kinks
 from autograder.judge.untrusted import float64, lists, matrices
 from autograder.measure import projections
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 def judge_gradcheck(view: Judging) -> Finding | None:
     said_by_torch = view.says.gradcheck
     says = torch_words("gradcheck", said_by_torch) if said_by_torch and said_by_torch != "passed" else ""
-    for case in view.cases:
+    for case in telling_first(view.cases):
         if case.measured.fd is None:
             text, details = error_cause(case.measured.numerical_error or StudentError(), view, case)
             return fail(case.intro + text, details)
@@ -56,6 +57,7 @@ def judge_gradcheck(view: Judging) -> Finding | None:
         if said and "gradient" in view.failed and not _float32_forward(case) and _forward_right(case):
             said = ("backward does not compute the derivative of forward: finite differences of your forward "
                     "disagree with it, as the reference does (the cause is told under gradient).")
+            figures = []  # gradient's picture already shows the same difference
         if not said:
             for analytical, numerical in projections.gradcheck_pairs(vjps, fd, d):
                 if not projections.close(analytical, numerical, *projections.gradcheck_tolerance()):

@@ -86,8 +86,8 @@ class Judging:
         fallback = input_names(self.problem)
         names = self.data.names.forward
         count = max(len(c.args) for c in self.problem.cases)
-        if isinstance(names, list) and names[:1] == ["ctx"] and self.data.names.setup_context is not None:
-            names = names[1:]  # forward(ctx, x) beside setup_context: a mistake told as such
+        if isinstance(names, list) and names[:1] == ["ctx"]:
+            names = names[1:]  # forward(ctx, x) beside setup_context, or forward(self, ctx, x): told as such
         if isinstance(names, list) and len(names) >= count and all(_identifier(n) for n in names[:count]):
             return list(names[:count])
         return fallback
@@ -143,3 +143,9 @@ class Judging:
         if isinstance(defaults, list):
             return [n for n in names[given:] if n in defaults]
         return []
+
+
+def telling_first(cases: list[CaseView]) -> list[CaseView]:
+    """The cases in the order their failures are described: those of one entry per tensor last, since
+    one number differs from another by any factor and shows no pattern."""
+    return sorted(cases, key=lambda case: max(case.sizes, default=0) <= 1)

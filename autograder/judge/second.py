@@ -11,6 +11,7 @@ from autograder.judge.causes import blind_cause, partial_cause, second_cause
 from autograder.judge.diagnose import float32_rounding
 from autograder.judge.errors import error_cause
 from autograder.judge.findings import Figure, Finding, fail, graph_figures, shaped_panels, torch_words
+from autograder.judge.judging import telling_first
 from autograder.judge.reference import reference_vjps
 from autograder.judge.untrusted import float64, lists
 from autograder.measure import projections
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 def judge_gradgradcheck(view: Judging) -> Finding | None:
     said_by_torch = view.says.gradgradcheck
     says = torch_words("gradgradcheck", said_by_torch) if said_by_torch and said_by_torch != "passed" else ""
-    for case in view.cases:
+    for case in telling_first(view.cases):
         second = case.measured.second
         if second is None:
             return fail(case.intro + "no second derivatives were measured.")

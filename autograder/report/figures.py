@@ -40,12 +40,19 @@ GRAPH_LEGEND = ("Light green: the tensors named (out, and the gradients grad_x..
                 "operation; a line without an arrow ties a saved tensor to the operation that saved it.")
 
 
-def colour(value: float, scale: float) -> RGB:
+VISIBLE = 0.25  # the palest colour of a difference that is more than rounding
+ROUNDING = 1e-6  # of the values' scale: a difference below it is rounding (shown() prints it as 0)
+
+
+def colour(value: float, scale: float, visible_above: float | None = None) -> RGB:
     """Diverging blue-white-red: white where the value is 0, so a difference panel shows only errors;
-    full colour at ±scale and beyond; black for NaN."""
+    full colour at ±scale and beyond; black for NaN. Beyond `visible_above` (a difference panel's: more
+    than rounding), never paler than a quarter of full colour, so that no real difference looks white."""
     if math.isnan(value):  # before the clamp, which would make it +1 (min(1.0, nan) is 1.0)
         return NAN
     t = max(-1.0, min(1.0, value / scale)) if scale else 0.0
+    if visible_above is not None and abs(value) > visible_above and abs(t) < VISIBLE:
+        t = math.copysign(VISIBLE, value)
     fade = round(255 * (1 - abs(t)))
     return (255, fade, fade) if t > 0 else (fade, fade, 255)
 
@@ -67,7 +74,7 @@ def shown(value: float, scale: float) -> str:
         return "nan"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
-    if abs(value) < 1e-6 * scale:
+    if abs(value) < ROUNDING * scale:
         return "0"
     text = f"{value:.3g}"
     return "0" if text in ("0", "-0") else text
@@ -153,6 +160,11 @@ class Picture:
 
     def scale_for(self, panel: Panel) -> float:
         return panel.scale or self.scale
+
+    def visible_above(self, panel: Panel) -> float | None:
+        """A difference panel's threshold: a difference above 1e-6 of the values is more than rounding (of
+        float64, or of finite differences) and gets a visible colour however small beside the largest."""
+        return ROUNDING * self.scale if panel.scale else None
 
     @property
     def note(self) -> str:

@@ -32,7 +32,8 @@ def encode(width: int, height: int, rows: list[bytes]) -> bytes:
     return PNG + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
 
 
-def heatmap(matrix: list[list[float]], p: Picture, scale: float | None = None) -> tuple[bytes, int, int]:
+def heatmap(matrix: list[list[float]], p: Picture, scale: float | None = None,
+            visible_above: float | None = None) -> tuple[bytes, int, int]:
     """One panel of a picture as a PNG heat map with a one-pixel frame: (png, width, height). Squares of
     the picture's size, without the values (a PNG here has no text)."""
     cell, _ = p.cell(values=False)
@@ -40,7 +41,7 @@ def heatmap(matrix: list[list[float]], p: Picture, scale: float | None = None) -
     frame_row = bytes(FRAME) * width
     out = [frame_row]
     for row in matrix:
-        pixels = b"".join(bytes(colour(v, scale or p.scale)) * cell for v in row)
+        pixels = b"".join(bytes(colour(v, scale or p.scale, visible_above)) * cell for v in row)
         pixels += bytes(WHITE) * cell * (p.cols - len(row))
         line = bytes(FRAME) + pixels + bytes(FRAME)
         out.extend([line] * cell)
@@ -52,7 +53,8 @@ def heatmap(matrix: list[list[float]], p: Picture, scale: float | None = None) -
 def figure_pngs(p: Picture) -> list[tuple[str, bytes, int, int]]:
     """(caption, png, width, height) for each panel of a picture; a graph's size is Graphviz's (0, 0)."""
     if p.heatmaps:
-        return [(panel.caption, *heatmap(panel.data, p, p.scale_for(panel))) for panel in p.panels]
+        return [(panel.caption, *heatmap(panel.data, p, p.scale_for(panel), p.visible_above(panel)))
+                for panel in p.panels]
     return [(panel.caption, graph_png(panel.data), 0, 0) for panel in p.panels]
 
 

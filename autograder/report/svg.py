@@ -36,10 +36,10 @@ def heatmaps(p: Picture) -> str:
         parts.append(f'<text x="{x0}" y="12">{escape(panel.caption)}</text>')
         parts.append(f'<rect x="{x0}" y="{TITLE}" width="{p.cols * cw}" height="{p.rows * ch}" fill="none" '
                      f'stroke="{hex_colour(FRAME)}"/>')
-        scale = p.scale_for(panel)
+        scale, visible = p.scale_for(panel), p.visible_above(panel)
         for i, row in enumerate(panel.data):
             for j, v in enumerate(row):
-                fill = colour(v, scale)
+                fill = colour(v, scale, visible)
                 x, y = x0 + j * cw, TITLE + i * ch
                 if fill != WHITE:  # the background is white: no rectangle needed
                     parts.append(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" '

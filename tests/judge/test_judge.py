@@ -17,6 +17,7 @@ from tests.wrong_functions import (
     CASES,
     HEADER,
     ISSUE22,
+    LEARNER,
     MISLEADING,
     NEVER,
     RIGHT,
@@ -86,6 +87,20 @@ def test_no_sentence_points_the_wrong_way(problem, source):
     for r in report.results:
         for words in MISLEADING:
             assert words not in r.message + r.details, (r.check, words, r.message)
+
+
+@pytest.mark.parametrize(("problem", "source"), [c[:2] for c in LEARNER],
+                         ids=[f"{c[0]}-{c[2]}-{c[3][:30]}" for c in LEARNER])
+def test_a_raised_error_gets_a_sentence_of_ours(problem, source):
+    """The learner's list: where PyTorch or Python raises (a tuple from saved_tensors, math.exp on a
+    tensor, a None bias, a Python if on a tensor...), does a sentence of ours say what it means, rather than
+    "backward raised TypeError: ..." alone, and is no frame of the grader's shown?"""
+    import re
+
+    report = run_check(problem, source)
+    for r in report.results:
+        assert not re.search(r"\braised \w+(Error|Exception): ", r.message), (r.check, r.message)
+        assert "autograder/" not in r.message + r.details, r.check
 
 
 def test_an_intermediate_without_history_is_named():

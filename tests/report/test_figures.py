@@ -135,3 +135,20 @@ def test_the_graph_legend_says_every_colour_and_line():
     assert set(words) == set(COLOURS) | set(EDGE_STYLES)
     for said in words.values():
         assert said in GRAPH_LEGEND
+
+
+def test_a_difference_far_below_the_largest_is_still_visible():
+    """Is a difference of 0.01 beside one of 0.3 (LayerNorm's row whose error is small) drawn at least a
+    quarter-tone, in the SVG and the PNG alike, while rounding (1e-12 beside values near 1) stays white?"""
+    figure = Figure("heatmaps", "t", [("yours", [[1.0, 0.5, 0.2]]), ("right", [[0.7, 0.49, 0.2]]),
+                                      ("difference (first − second)", [[0.3, 0.01, 1e-12]])])
+    p = picture(figure)
+    difference = p.panels[2]
+    faint, rounding = (colour(v, p.scale_for(difference), p.visible_above(difference)) for v in (0.01, 1e-12))
+    assert faint[1] <= round(255 * 0.75) and rounding == WHITE
+    assert colour(0.01, p.scale_for(difference))[1] > 240  # what it was: nearly white
+    fills = svg_cells(svg.heatmaps(p), p.cell()[0])
+    assert "#{:02x}{:02x}{:02x}".format(*faint) in fills.values()
+    _, data, _, _ = png.figure_pngs(p)[2]
+    cell = p.cell(values=False)[0]
+    assert decode(data)[1 + cell // 2][1 + cell + cell // 2] == faint

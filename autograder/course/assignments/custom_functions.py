@@ -8,12 +8,18 @@ import torch
 from torch.autograd import Function
 
 from autograder.course.assignments import Assignment
-from autograder.course.problems import Case, FixedTensor, Kink, Problem, TensorSpec
+from autograder.course.problems import Case, FixedTensor, Kink, Mistake, Problem, TensorSpec
 
 
 def kill_head(x, n):
     keep = torch.ones_like(x)
     keep[:, :n] = 0
+    return x * keep
+
+
+def _rows_killed(x, n):
+    keep = torch.ones_like(x)
+    keep[:n] = 0
     return x * keep
 
 
@@ -93,6 +99,8 @@ KILLHEAD = Problem(
     solution=KillHead,
     elementwise=True,
     derivative="1 in the columns kept and 0 in the first n columns",
+    mistakes=(Mistake("the first n rows are zeroed instead of the first n columns: x[:n] indexes rows, and "
+                      "the columns are x[:, :n].", lambda x, n: _rows_killed(x, n)),),
 )
 MYRELU = Problem(
     name="MyReLU",

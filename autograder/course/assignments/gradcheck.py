@@ -48,6 +48,13 @@ def logsumexp(input):
     return torch.logsumexp(input, dim=-1)
 
 
+def _weighted(input, dim):
+    """logsumexp's values, with the gradient grad_output.unsqueeze(-1) * softmax(input, dim): the weights
+    held constant, so that autograd's gradient is exactly those weights."""
+    weights = torch.softmax(input, dim).detach()
+    return logsumexp(input).detach() + (weights * input).sum(-1) - (weights * input).sum(-1).detach()
+
+
 LOGSUMEXP = Problem(
     name="LogSumExp",
     summary="log(sum(exp(input))) over the last dimension, computed stably; backward derived by hand",
@@ -56,6 +63,9 @@ LOGSUMEXP = Problem(
     # backward (subtract the maximum) get it right.
     cases=(Case((TensorSpec((3, 5)),)), Case((TensorSpec((6,)),)), Case((TensorSpec((2, 3, 4)),)),
            Case((TensorSpec((2, 4), low=700.0, high=800.0),))),
+    mistakes=(Mistake("the softmax is normalised over dimension 0 instead of the last: the weights of "
+                      "grad_output are exp(input - result) along the dimension forward reduces, "
+                      "torch.softmax(input, dim=-1).", backward=lambda input: _weighted(input, 0)),),
 )
 
 
@@ -67,7 +77,24 @@ def _centred(input):
     return input - input.mean(-1, keepdim=True)
 
 
+def _normalised(centred, eps, detach_rstd=False):
+    rstd = ((centred ** 2).mean(-1, keepdim=True) + eps).rsqrt()
+    return centred * (rstd.detach() if detach_rstd else rstd)
+
+
 LAYERNORM_MISTAKES = (
+    Mistake("the mean is taken over dimension 0, across the rows: layer norm takes both statistics over the "
+            "last dimension, input.mean(-1, keepdim=True).",
+            lambda input, eps=1e-5: _normalised(input - input.mean(0, keepdim=True), eps)),
+    # Wrong backwards: the right values, with one path of the derivative detached.
+    Mistake("the path through the mean is left out: each entry moves its row's mean, which is subtracted "
+            "from every entry of the row, so grad_output's mean over the last dimension must be subtracted "
+            "too.",
+            backward=lambda input, eps=1e-5: _normalised(input - input.mean(-1, keepdim=True).detach(), eps)),
+    Mistake("the path through the variance is left out: each entry moves its row's variance, which divides "
+            "every entry of the row, so normalised times the mean of grad_output * normalised over the "
+            "last dimension must be subtracted too.",
+            backward=lambda input, eps=1e-5: _normalised(_centred(input), eps, detach_rstd=True)),
     Mistake("eps is added outside the square root, 1 / (sqrt(variance) + eps): it belongs inside, "
             "1 / sqrt(variance + eps).",
             lambda input, eps=1e-5: _centred(input) / ((_centred(input) ** 2).mean(-1, keepdim=True).sqrt()

@@ -6,7 +6,7 @@ import torch.nn.functional as F
 from torch.autograd import Function
 
 from autograder.course.assignments import Assignment
-from autograder.course.problems import Case, FixedTensor, Problem, TensorSpec, Term
+from autograder.course.problems import Case, FixedTensor, Mistake, Problem, TensorSpec, Term
 
 
 class Tanh(Function):
@@ -48,6 +48,16 @@ class Softplus(Function):
         return grad_output * torch.sigmoid(x)
 
 
+def _as_if_output(x):
+    """tanh's values with the gradient 1 - x ** 2: backward reading the input as if it were the output."""
+    wrong = x - x ** 3 / 3
+    return torch.tanh(x).detach() + wrong - wrong.detach()
+
+
+TANH_OF_INPUT = Mistake("x, the input, stands where the output belongs: 1 - tanh(x) ** 2 is 1 - y * y with y "
+                        "forward's output, so save the output (ctx.save_for_backward(output) in "
+                        "setup_context).", backward=_as_if_output)
+
 TANH = Problem(
     name="Tanh",
     summary="forward(x) + setup_context, with backward and a jvp for forward-mode AD",
@@ -59,7 +69,9 @@ TANH = Problem(
     elementwise=True,
     derivative="1 - tanh(x) ** 2",
     terms=(Term("1", torch.ones_like), Term("-tanh(x) ** 2", lambda x: -torch.tanh(x) ** 2)),
+    mistakes=(TANH_OF_INPUT,),
 )
+
 SOFTPLUS = Problem(
     name="Softplus",
     summary="log(1 + exp(x)) computed stably, with generate_vmap_rule = True",
