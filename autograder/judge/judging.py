@@ -74,6 +74,7 @@ class Judging:
         self.cases = [self._case(i, c, r)
                       for i, (c, r) in enumerate(zip(data.get("cases", []), reference["cases"]))]
         self.failed: dict[str, Any] = {}  # the checks that failed so far, in report order
+        self.judged = ""  # the check being judged (verdicts.judge sets it): whose measurement own() reads
 
     @property
     def lookup(self) -> str:
@@ -100,11 +101,11 @@ class Judging:
             return list(names)
         return default
 
-    def own(self, check: str) -> Any:
-        """What a check that measures something of its own (Check.measure) measured: untrusted plain
-        data, read through its type in autograder/measure/contract.py."""
+    def own(self) -> Any:
+        """What the check being judged measured of its own (Check.measure): untrusted plain data, read
+        through its type in autograder/measure/contract.py (None when nothing came back)."""
         found = self.data.get("checks")
-        return found.get(check) if isinstance(found, dict) else None
+        return found.get(self.judged) if isinstance(found, dict) else None
 
     @property
     def grad_output(self) -> str:

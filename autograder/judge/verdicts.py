@@ -21,6 +21,7 @@ from autograder.judge.findings import Figure, Finding, fail, torch_words
 from autograder.judge.judging import Judging
 from autograder.judge.reference import reference_data
 from autograder.measure import projections
+from autograder.measure.spec import PARTS
 
 
 @dataclass
@@ -76,7 +77,6 @@ class Verdicts:
         return out
 
 
-PARTS = ("forward", "backward", "second", "torch", "extra")  # the order a problem is measured in
 
 
 def judge(problem: Problem, data: dict, seed: int = 0) -> list[CheckResult]:
@@ -140,6 +140,7 @@ def _judge(problem: Problem, data: dict, reference: dict, seed: int, verdicts: V
         found = (_blocked_finding(view, check, shown) if check.part in ("forward", "backward", "second")
                  else None)
         if found is None:
+            view.judged = name
             found = check.judge(view)
         if found is None:
             continue
