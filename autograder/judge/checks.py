@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from autograder.course.assignments.registry import note_added_check
 from autograder.judge.apis import judge_extra
 from autograder.judge.backward import (
     judge_backward_returns,
@@ -166,6 +167,7 @@ def add_check(check: Check, before: str | None = None) -> None:
     _prerequisites_known(check, ALL[:position])
     ALL.insert(position, check)
     BY_NAME[check.name] = check
+    note_added_check()
 
 
 # -- what a problem's checks are ----------------------------------------------------------------------

@@ -3,6 +3,7 @@ and notebook cells behave as the issue-12 checks need?"""
 
 import ast
 import json
+import re
 
 import pytest
 
@@ -225,3 +226,20 @@ def test_a_right_solution_page_lists_no_cell_errors_and_seed_1_grades_lesson_7(t
     assert all(t["status"] == "passed" for t in results["tests"]), [t["name"] for t in results["tests"]
                                                                     if t["status"] != "passed"]
     assert "Cells that raised" not in (out / "solution" / "feedback.html").read_text()
+
+
+def test_list_lines_up_whatever_names_are_declared(tmp_path):
+    """Does `list` keep the points of every check, and of every problem, in one column when a check (here
+    an instructor's, added from an --extra file that only adds a check, as docs/instructors.md says) has
+    a name longer than any built-in one?"""
+    extra = tmp_path / "long.py"
+    extra.write_text("from autograder.judge.checks import Check, add_check\n"
+                     "add_check(Check('backward gives the same gradients twice', 'asks', 1,\n"
+                     "                lambda view: None))\n")
+    lines = autograder("list", "--extra", extra).stdout.splitlines()
+    row = re.compile(r"^  (?P<name>.*?) +(?P<points>\d+)  \S")
+    checks_end = lines.index(next(x for x in lines[1:] if not x.startswith("  ")))
+    for rows in (lines[1:checks_end], [x for x in lines[checks_end:] if x.startswith("  ")]):
+        found = [row.match(r) for r in rows]
+        assert all(found) and len({m.end("points") for m in found}) == 1, rows
+    assert any("backward gives the same gradients twice" in r for r in lines[1:checks_end])
