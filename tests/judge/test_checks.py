@@ -107,13 +107,14 @@ def test_a_checks_own_measurement_runs_right_after_the_part_it_names():
     from autograder.judge.reference import encoded_cases
 
     spec = spec_of(problem)
-    moved = Spec.from_dict(dict(spec.to_dict(), own=[["companion used", "forward", *spec.own[0][2:]]]))
+    companion = next(own for own in spec.own if own[0] == "companion used")
+    moved = Spec.from_dict(dict(spec.to_dict(), own=[["companion used", "forward", *companion[2:]]]))
     parts = []
     measure(moved, namespace, encoded_cases(problem),
             report=lambda data: parts.append(json.loads(json.dumps(data))))
     assert parts[0]["parts"] == ["forward"] and parts[0]["checks"]["companion used"]["uses"] is True
     with pytest.raises(ValueError, match="not a part measured"):
-        Spec.from_dict(dict(spec.to_dict(), own=[["companion used", "", *spec.own[0][2:]]])).measurements()
+        Spec.from_dict(dict(spec.to_dict(), own=[["companion used", "", *companion[2:]]])).measurements()
 
 
 def test_a_declaration_that_cannot_work_is_refused_where_it_is_written(restore_checks):
