@@ -220,14 +220,17 @@ def cmd_list(args) -> int:
                            "max_score": max_score(a)} for a in registry.assignments.values()], indent=2))
         return 0
     print("The checks, with their points (unless a problem sets its own) and what each asks:")
+    width = max(len(c.name) for c in ALL)  # columns as wide as the longest name, whatever is declared
     for c in ALL:
-        print(f"  {c.name:<22} {c.points:>3g}  {c.question}")
+        print(f"  {c.name:<{width}} {c.points:>3g}  {c.question}")
+    problems = [p for a in registry.assignments.values() for p in a.problems]
+    width = max((len(p.name) for p in problems), default=0)
     for a in registry.assignments.values():
         print(f"{a.name}  (lesson {a.lesson}, {max_score(a):g} points)")
         for p in a.problems:
             hidden = " [hidden]" if p.hidden else (f" [hidden checks: {', '.join(sorted(p.hidden_checks))}]"
                                                    if p.hidden_checks else "")
-            print(f"  {p.name:<16} {max_score(p):>4g}  {p.summary}{hidden}")
+            print(f"  {p.name:<{width}} {max_score(p):>4g}  {p.summary}{hidden}")
     return 0
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from autograder.course import find_assignment
+from autograder.judge.checks import max_score
 from autograder.judge.fingerprint import normalised
 from autograder.judge.verdicts import CheckResult
 from autograder.keys import STALE, Key, losses, staleness
@@ -147,9 +148,12 @@ def test_forgetting_the_extra_file_stops_before_writing_anything(runs):
     assert forgotten["status"] == 2 and "Traceback" not in said
     assert forgotten["regraded"] == set() and forgotten["csv same"]
     assert forgotten["grades"] == runs["extra commented"]["grades"]
+    with_hidden, without = (runs[step]["grades"]["alice"][1] for step in ("extra commented", "extra removed"))
+    assert with_hidden > without
     assert ("Grading again would replace 2 result(s) in" in said and "and lose points graded before: " in said
             and "they were graded with --extra hidden.py, which this run is not given; the problem "
-                "'LinearFunction, other shapes' is no longer graded; the maximum falls from 62 to 50 points. "
+                "'LinearFunction, other shapes' is no longer graded; the maximum falls from "
+                f"{with_hidden:g} to {without:g} points. "
                 "Nothing was written. To keep them, pass --extra hidden.py again; to accept the change and "
                 "replace them, add --replace (or grade into a new --out)." in said), said
     assert runs["extra removed"]["regraded"] == {"alice", "bob"}
@@ -231,20 +235,22 @@ def test_every_way_of_losing_points_is_named():
     named, and nothing when the run scores as many points?"""
     assignment = find_assignment("custom-functions")
     key = Key(assignment.name, "d", (), 0, {})
+    full = max_score(assignment)
 
-    def result(name="custom-functions", problems=("KillHead", "Gone"), max_score=60, extras=()):
+    def result(name="custom-functions", problems=("KillHead", "Gone"), max_score=full + 10, extras=()):
         return {"tests": [{"name": f"{p}: forward"} for p in problems],
                 "extra_data": {"assignment": name, "max_score": max_score,
                                "key": {"extra_files": [list(e) for e in extras]}}}
 
     said = losses([result(extras=[("hidden.py", "h")])], assignment, key)
     assert said == ["they were graded with --extra hidden.py, which this run is not given",
-                    "the problem 'Gone' is no longer graded", "the maximum falls from 60 to 50 points"]
+                    "the problem 'Gone' is no longer graded",
+                    f"the maximum falls from {full + 10:g} to {full:g} points"]
     assert losses([result(name="gradcheck")], assignment, key) == [
         "they are results of gradcheck, and this run grades custom-functions"]
-    assert losses([result(problems=("KillHead", "Exp"), max_score=50)], assignment, key) == []
+    assert losses([result(problems=("KillHead", "Exp"), max_score=full)], assignment, key) == []
     given = Key(assignment.name, "d", (("hidden-renamed.py", "h"),), 0, {})
-    assert losses([result(problems=("KillHead",), max_score=50, extras=[("hidden.py", "h")])],
+    assert losses([result(problems=("KillHead",), max_score=full, extras=[("hidden.py", "h")])],
                   assignment, given) == []
 
 

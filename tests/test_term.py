@@ -15,11 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from autograder.course import find_assignment
+from autograder.judge.checks import max_score
 from autograder.term.rules import RulesError, read_rules
 from autograder.term.standing import standings, submission_time
 from tests.conftest import EXAMPLES, ROOT, autograder
 
-FULL, BOB = 50, 29  # custom-functions: alice.py's score and bob.py's (tests/test_batch.py)
+FULL = max_score(find_assignment("custom-functions"))  # alice.py's score: full marks
+DAY = FULL * 10 / 100  # what a day started costs under LATE's policy (10%)
 DUE = "2026-03-01T23:59:00"
 METADATA = """submission_1:
   :submitters:
@@ -58,6 +61,14 @@ def first_run(tmp_path_factory):
     return base, classes
 
 
+@pytest.fixture(scope="module")
+def bob(first_run) -> dict[str, float]:
+    """bob.py's grades as graded (ben's, on Canvas), before grading.toml: its score and LinearFunction's."""
+    base, _ = first_run
+    row = grades(base / "graded")["ben_12346_67891_lab"]
+    return {"score": float(row["score"]), "LinearFunction": float(row["LinearFunction"])}
+
+
 @pytest.fixture()
 def term(first_run, tmp_path):
     """A copy of the graded folder, and the command that grades it again."""
@@ -93,7 +104,7 @@ reason = "regrade request: the bias gradient is right once summed"
 """
 
 
-def test_an_adjustment_survives_regrading_and_reaches_page_report_and_export(term, tmp_path):
+def test_an_adjustment_survives_regrading_and_reaches_page_report_and_export(term, bob, tmp_path):
     """Is ben's +2 on LinearFunction (named by his Canvas name) in grades.csv, on his page and in
     report.html, after a re-run that grades nothing and after one that grades everything again, with
     results.json as graded; and in every export format?"""
@@ -104,31 +115,31 @@ def test_an_adjustment_survives_regrading_and_reaches_page_report_and_export(ter
         grade(*options)
         row = grades(out)[ben]
         assert (row["score"], row["graded"], row["adjustments"], row["LinearFunction"]) == \
-            (f"{BOB + 2}", f"{BOB}", "2", "8")
-        assert json.loads((out / ben / "results.json").read_text())["score"] == BOB
+            (f"{bob['score'] + 2:g}", f"{bob['score']:g}", "2", f"{bob['LinearFunction'] + 2:g}")
+        assert json.loads((out / ben / "results.json").read_text())["score"] == bob["score"]
         for page in (out / ben / "feedback.html", out / "report.html"):
             assert "regrade request: the bias gradient is right once summed" in page.read_text()
     assert "regrade request" not in (out / "Dan Roe" / "feedback.html").read_text()
     autograder("export", "--graded", out, "--canvas", tmp_path / "canvas.csv")
     canvas = {r["Student"]: r["custom-functions"] for r in table(tmp_path / "canvas.csv")}
-    assert canvas["ben"] == f"{BOB + 2}"
+    assert canvas["ben"] == f"{bob['score'] + 2:g}"
     autograder("export", "--graded", out, "--csv", tmp_path / "plain.csv")
     plain = {r["name"]: r for r in table(tmp_path / "plain.csv")}
     assert list(plain["ben"]) == ["id", "name", "email", "KillHead", "MyReLU", "Exp", "LinearFunction",
                                   "adjustments", "late_penalty", "total"]
     ben = plain["ben"]
-    assert (ben["id"], ben["adjustments"], ben["total"]) == ("12346", "2", f"{BOB + 2}")
+    assert (ben["id"], ben["adjustments"], ben["total"]) == ("12346", "2", f"{bob['score'] + 2:g}")
     assert (plain["Cleo Park"]["id"], plain["Cleo Park"]["email"]) == ("1003", "cleo@uni.example")
     autograder("export", "--graded", out, "--moodle", tmp_path / "moodle.csv")
     moodle = {r["Full name"]: r for r in table(tmp_path / "moodle.csv")}
     assert list(moodle["ben"]) == ["ID number", "Email address", "Full name", "custom-functions", "Feedback"]
-    assert moodle["ben"]["custom-functions"] == f"{BOB + 2}"
+    assert moodle["ben"]["custom-functions"] == f"{bob['score'] + 2:g}"
     assert "regrade request" in moodle["ben"]["Feedback"]
     assert moodle["Cleo Park"]["Email address"] == "cleo@uni.example"
     (out / "grading.toml").write_text(ADJUST.replace("points = 2", "points = 3"))  # not graded again
     said = autograder("export", "--graded", out, "--csv", tmp_path / "plain.csv").stdout.replace("\n  ", " ")
     assert "grading.toml changed since grades.csv was written" in said
-    assert {r["name"]: r["total"] for r in table(tmp_path / "plain.csv")}["ben"] == f"{BOB + 3}"
+    assert {r["name"]: r["total"] for r in table(tmp_path / "plain.csv")}["ben"] == f"{bob['score'] + 3:g}"
 
 
 LATE = f"""
@@ -142,50 +153,55 @@ cap = "50%"
 
 
 def test_late_work_loses_what_the_rule_says_and_an_extension_removes_it(term, tmp_path):
-    """Does Cleo, 9.5 hours late by Gradescope's time, lose one day's 10 % of 50 points; ann, marked LATE
+    """Does Cleo, 9.5 hours late by Gradescope's time, lose one day's 10 % of the full marks; ann, marked LATE
     by Canvas with no time, lose nothing and say why, until her time is given; and does an extension
     take Cleo's penalty away, in grades.csv, on the page and in the export?"""
     out, grade = term
     (out / "grading.toml").write_text(LATE)
     grade()
     rows = grades(out)
-    assert (rows["Cleo Park"]["score"], rows["Cleo Park"]["late_penalty"]) == (f"{FULL - 5}", "5")
+    cleo = rows["Cleo Park"]
+    assert float(cleo["score"]) == pytest.approx(FULL - DAY)
+    assert float(cleo["late_penalty"]) == pytest.approx(DAY)
     assert "9 h 31 min after the due time" in rows["Cleo Park"]["late"]
     ann = rows["ann_LATE_12345_67890_lab"]
-    assert (ann["score"], ann["late_penalty"]) == (f"{FULL}", "0") and "no penalty" in ann["late"]
+    assert (ann["score"], ann["late_penalty"]) == (f"{FULL:g}", "0") and "no penalty" in ann["late"]
     assert rows["Dan Roe"]["late_penalty"] == "0"
     assert rows["ben_12346_67891_lab"]["late"] == "on time (by Canvas)"
-    assert "-5 point(s)" in (out / "Cleo Park" / "feedback.html").read_text()
+    assert f"-{DAY:g} point(s)" in (out / "Cleo Park" / "feedback.html").read_text()
 
     (out / "grading.toml").write_text(LATE + '\n[late.extensions]\n"cleo@uni.example" = 1\n'
                                       '\n[late.submitted]\nann = 2026-03-04T12:00:00\n')
     grade()
     rows = grades(out)
-    assert (rows["Cleo Park"]["score"], rows["Cleo Park"]["late_penalty"]) == (f"{FULL}", "0")
+    assert (rows["Cleo Park"]["score"], rows["Cleo Park"]["late_penalty"]) == (f"{FULL:g}", "0")
     assert "(extended)" in (out / "Cleo Park" / "feedback.html").read_text()
-    assert rows["ann_LATE_12345_67890_lab"]["late_penalty"] == "15"  # 2 days 12 h: 3 days started
+    late = float(rows["ann_LATE_12345_67890_lab"]["late_penalty"])
+    assert late == pytest.approx(3 * DAY)  # 2 days 12 h: 3 days started
     autograder("export", "--graded", out, "--csv", tmp_path / "plain.csv")
     assert {r["name"]: r["late_penalty"] for r in table(tmp_path / "plain.csv")} == \
-        {"ann": "15", "ben": "0", "Cleo Park": "0", "Dan Roe": "0"}
+        {"ann": f"{late:g}", "ben": "0", "Cleo Park": "0", "Dan Roe": "0"}
 
 
-def test_a_hand_edited_grades_csv_is_refused_and_kept(term, tmp_path):
+def test_a_hand_edited_grades_csv_is_refused_and_kept(term, bob, tmp_path):
     """Does export refuse a grades.csv changed by hand, pointing to grading.toml and writing nothing;
     does the next `grade` keep the edited file aside and write grades.csv again?"""
     out, grade = term
-    text = (out / "grades.csv").read_text()
-    (out / "grades.csv").write_text(text.replace(f"ben_12346_67891_lab,{BOB},", "ben_12346_67891_lab,39,"))
+    text, graded = (out / "grades.csv").read_text(), f"ben_12346_67891_lab,{bob['score']:g},"
+    assert graded in text
+    (out / "grades.csv").write_text(text.replace(graded, f"ben_12346_67891_lab,{bob['score'] + 10:g},"))
     message = one_paragraph(autograder("export", "--graded", out, "--canvas", tmp_path / "c.csv",
                                        check=False))
     assert "changed after the grader wrote it" in message and "grading.toml as an [[adjustment]]" in message
     assert not (tmp_path / "c.csv").exists()
     grade()
-    assert "ben_12346_67891_lab,39," in (out / "grades.edited.csv").read_text()
+    first, second = (f"ben_12346_67891_lab,{bob['score'] + n:g}," for n in (10, 9))
+    assert first in (out / "grades.edited.csv").read_text()
     assert (out / "grades.csv").read_text() == text
-    (out / "grades.csv").write_text(text.replace(f"ben_12346_67891_lab,{BOB},", "ben_12346_67891_lab,38,"))
+    (out / "grades.csv").write_text(text.replace(graded, second))
     grade()  # a second edit is kept beside the first, which stays
-    assert "ben_12346_67891_lab,39," in (out / "grades.edited.csv").read_text()
-    assert "ben_12346_67891_lab,38," in (out / "grades.edited-2.csv").read_text()
+    assert first in (out / "grades.edited.csv").read_text()
+    assert second in (out / "grades.edited-2.csv").read_text()
     autograder("export", "--graded", out, "--canvas", tmp_path / "c.csv")
 
 
@@ -241,7 +257,9 @@ def test_the_documented_file_gives_the_documented_grades(term):
     (out / "grading.toml").write_text(re.search(r"```toml\n(.*?)```", docs, re.DOTALL)[1])
     said = grade()
     shown = re.search(r"\n\$ cat graded/grades.csv\n(.*?)```", docs, re.DOTALL)[1]
-    assert (out / "grades.csv").read_text() == shown
+    written = (out / "grades.csv").read_text()
+    assert written == shown, ("docs/instructors.md's grades.csv is not what this class gets today (a check "
+                              "added, or its points changed): put this in its place\n" + written)
     line = next(x for x in docs.splitlines() if x.startswith("autograder: graded/grading.toml: "))
     assert line.replace("graded/", f"{out}/") in said.stderr
 

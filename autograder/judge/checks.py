@@ -1,19 +1,29 @@
 """The graded checks, each declared once here: its name, the question it asks, its points, the part of
 the measurement it needs, its own measurement when it has one, its judgement and its prerequisites.
-Adding a check is one `Check` in `ALL` (in the order rows are reported) and its test; its judgement is a
-function of autograder/judge/ and, for a check that needs calls of its own, its measurement a function of
-autograder/measure/ named in `measure` (the worker is told which to run by `spec_of`, never loading this
-file). An instructor adds one with `add_check` from a private file (docs/instructors.md).
+
+Adding a check (docs/ARCHITECTURE.md, "Adding a check", walks through it with an example):
+1. its judgement, `judge(view) -> Finding | None`, a function of the module of autograder/judge/ for its
+   group (forward.py, backward.py, second.py, apis.py);
+2. only when it needs calls of its own beyond the shared measurements: its measurement, a function of
+   autograder/measure/checks.py, `measurement(spec, obj, namespace, encoded_cases, seed) -> plain data`
+   (a dataclass beside it there, with `to_plain`/`from_plain`), named in `measure`; the
+   judgement reads it with `view.own()`, never by the check's name;
+3. one `Check` in `ALL`, whose position is the order rows are reported in;
+4. a wrong Function that fails it in tests/wrong_functions.py (CASES: the check and the words of its
+   cause); every right Function there must keep full marks.
+Points, totals, the `list` command and the worker's instructions (`spec_of`) follow from the
+declaration: no other file names the check. An instructor adds one with `add_check` from a private file
+(docs/instructors.md), judged from the shared measurements only.
 
 How a check is run (verdicts.judge):
-- `part` is the part of the measurement it needs (verdicts.PARTS: "forward", "backward", "second",
-  "extra", or "" for none): when that part never finished (a hang), the check fails, and only it;
-- `requires` names checks that must pass first: a check whose prerequisite failed earns nothing (no
-  second-derivative points for a wrong first derivative);
+- `part` is the part of the measurement it needs (measure/spec.PARTS: "forward", "backward", "second",
+  "torch", "extra", or "" for none): when that part never finished (a hang), the check fails, and only it;
+- `requires` names checks declared before it that must pass first: a check whose prerequisite failed
+  earns nothing (no second-derivative points for a wrong first derivative);
 - most checks judge the shared measurements of autograder/measure/ (each case's output, vector-Jacobian
-  products, finite differences, what forward kept); `measure`, when given, is called in the worker after
-  `part`, beside the student's code: measurement(problem, obj, namespace, encoded_cases, seed) -> plain
-  data, which the judgement reads with `Judging.own(name)`;
+  products, finite differences, what forward kept); `measure`, when given, is called in the worker right
+  after `part`, beside the student's code (the worker is told which to run by `spec_of`, never loading
+  this file);
 - `judge(view)` runs in the grader with the reference (judging.Judging) and returns a findings.Finding
   (failed: the cause in one sentence, and pictures) or None (passed); `note(...)` passes with a remark
   that costs nothing, for an observation that changes no result.
@@ -28,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from autograder.course.assignments.registry import note_added_check
 from autograder.judge.apis import judge_extra
 from autograder.judge.backward import (
     judge_backward_returns,
@@ -46,7 +57,7 @@ from autograder.judge.gradcheck import judge_gradcheck
 from autograder.judge.judging import Judging
 from autograder.judge.second import judge_companion, judge_gradgradcheck
 from autograder.measure.checks import measure_companion
-from autograder.measure.spec import Spec
+from autograder.measure.spec import PARTS, Spec
 
 
 @dataclass(frozen=True)
@@ -58,8 +69,21 @@ class Check:
     part: str = ""
     requires: tuple[str, ...] = ()
     applies: Callable[[Any], bool] = lambda problem: True
-    extra: bool = False  # asked for by a problem's extra_checks
+    extra: bool = False  # asked for by a problem's extra_checks (which name it): applies to those only
     measure: Callable[..., Any] | None = None  # a function of autograder/measure/, run after `part`
+
+    def __post_init__(self) -> None:
+        if self.extra:
+            object.__setattr__(self, "applies", lambda problem: self.name in problem.extra_checks)
+        if self.part not in ("", *PARTS):
+            raise ValueError(f"Check {self.name!r}: part {self.part!r} is not a part measured: one of "
+                             f"{', '.join(PARTS)}, or \"\" for none.")
+        if self.measure is not None and not self.part:
+            raise ValueError(f"Check {self.name!r} has a measurement of its own: name the part it follows "
+                             f"(one of {', '.join(PARTS)}).")
+        if self.measure is not None and not self.measure.__module__.startswith("autograder.measure."):
+            raise ValueError(f"Check {self.name!r}: its measurement {self.measure.__qualname__} is not a "
+                             f"function of autograder/measure/, which is all a grading worker loads.")
 
     def unmet(self, failed: list[str]) -> str:
         return (f"Not graded yet: this check needs {' and '.join(failed)} to pass first, and earns its "
@@ -74,10 +98,6 @@ def _has(attribute: str) -> Callable[[Any], bool]:
 
 def _several_tensors(problem) -> bool:
     return getattr(problem, "tensor_inputs", 0) > 1
-
-
-def _extra(check: str) -> Callable[[Any], bool]:
-    return lambda problem: check in problem.extra_checks
 
 
 ALL: list[Check] = [
@@ -105,14 +125,31 @@ ALL: list[Check] = [
     Check("gradgradcheck", "the second derivatives agree with finite differences of backward (float64)", 2,
           judge_gradgradcheck, "second", requires=("gradient", "gradcheck"), applies=_has("double_backward")),
     Check("forward mode", "forward-mode AD (the jvp staticmethod) gives the right Jacobian", 2,
-          judge_extra("forward mode"), "extra", requires=("forward",), applies=_extra("forward mode"),
-          extra=True),
+          judge_extra("forward mode"), "extra", requires=("forward",), extra=True),
     Check("vmap", "torch.func.vmap and torch.func.grad over the Function give the right values", 2,
-          judge_extra("vmap"), "extra", requires=("forward", "gradient"), applies=_extra("vmap"), extra=True),
+          judge_extra("vmap"), "extra", requires=("forward", "gradient"), extra=True),
     Check("opcheck", "torch.library.opcheck finds the custom op registered correctly", 2,
-          judge_extra("opcheck"), "extra", applies=_extra("opcheck"), extra=True),
+          judge_extra("opcheck"), "extra", extra=True),
 ]
-BY_NAME = {c.name: c for c in ALL}
+
+
+def _prerequisites_known(check: Check, before: list[Check]) -> None:
+    unknown = [r for r in check.requires if r not in {c.name for c in before}]
+    if unknown:
+        raise ValueError(f"Check {check.name!r} requires {', '.join(map(repr, unknown))}, which is not a "
+                         f"check declared before it.")
+
+
+def _validated(checks: list[Check]) -> list[Check]:
+    """The registry as declared, once each name, every prerequisite a check before the one needing it."""
+    for i, check in enumerate(checks):
+        if check.name in {c.name for c in checks[:i]}:
+            raise ValueError(f"There are two checks called {check.name!r}.")
+        _prerequisites_known(check, checks[:i])
+    return checks
+
+
+BY_NAME = {c.name: c for c in _validated(ALL)}
 EXTRA = tuple(c.name for c in ALL if c.extra)
 
 
@@ -127,8 +164,10 @@ def add_check(check: Check, before: str | None = None) -> None:
         raise ValueError(f"add_check: {check.name!r} has a measurement of its own, which a grading worker "
                          f"cannot load from a private file; judge it from the shared measurements instead.")
     position = next((i for i, c in enumerate(ALL) if c.name == before), len(ALL))
+    _prerequisites_known(check, ALL[:position])
     ALL.insert(position, check)
     BY_NAME[check.name] = check
+    note_added_check()
 
 
 # -- what a problem's checks are ----------------------------------------------------------------------

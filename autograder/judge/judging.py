@@ -75,6 +75,7 @@ class Judging:
         self.cases = [self._case(i, c, r)
                       for i, (c, r) in enumerate(zip(data.cases or [], reference["cases"]))]
         self.failed: dict[str, Any] = {}  # the checks that failed so far, in report order
+        self.judged = ""  # the check being judged (verdicts.judge sets it): whose measurement own() reads
 
     @property
     def lookup(self) -> str:
@@ -101,10 +102,11 @@ class Judging:
             return list(names)
         return default
 
-    def own(self, check: str) -> Any:
-        """What a check that measures something of its own (Check.measure) measured: untrusted plain
-        data, read through its type in autograder/measure/contract.py."""
-        return self.data.own(check)
+    def own(self) -> Any:
+        """What the check being judged measured of its own (Check.measure): untrusted plain data, read
+        through its type beside its measurement in autograder/measure/checks.py (None when nothing came
+        back)."""
+        return self.data.own(self.judged)
 
     @property
     def grad_output(self) -> str:

@@ -91,7 +91,7 @@ def _second_panels(view: Judging, case, analytical: torch.Tensor, numerical: tor
 
 def judge_companion(view: Judging) -> Finding | None:
     companion, name = view.problem.companion, view.lookup
-    measured = CompanionUse.from_plain(view.own("companion used"))
+    measured = CompanionUse.from_plain(view.own())
     if measured is None:
         return fail(f"Whether {name}'s gradient goes through {companion} could not be measured.")
     if measured.error is not None:

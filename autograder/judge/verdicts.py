@@ -23,6 +23,7 @@ from autograder.judge.judging import Judging
 from autograder.judge.reference import reference_data
 from autograder.measure import projections
 from autograder.measure.contract import ProblemMeasurement
+from autograder.measure.spec import PARTS
 
 
 @dataclass
@@ -76,9 +77,6 @@ class Verdicts:
                                    points_of(self.problem, check), message, details, figures,
                                    self.problem.hidden or check in self.problem.hidden_checks))
         return out
-
-
-PARTS = ("forward", "backward", "second", "torch", "extra")  # the order a problem is measured in
 
 
 def judge(problem: Problem, data: Any, seed: int = 0) -> list[CheckResult]:
@@ -148,6 +146,7 @@ def _judge(problem: Problem, data: ProblemMeasurement, reference: dict, seed: in
         found = (_blocked_finding(view, check, shown) if check.part in ("forward", "backward", "second")
                  else None)
         if found is None:
+            view.judged = name
             found = check.judge(view)
         if found is None:
             continue

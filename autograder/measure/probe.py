@@ -79,7 +79,8 @@ def measure(problem: Spec, namespace: dict, encoded_cases: list[list[Any]], seed
             report=None) -> dict[str, Any]:
     """Everything the judge needs about one problem in a submission's namespace, through random
     projections (projections.py): no reference is needed or known here. It is measured in parts, in the
-    order of autograder.judge.verdicts.PARTS, and `report(data)` is called after each, so that a part
+    order of spec.PARTS, each followed by the own measurements of the checks that follow it
+    (Spec.measurements), and `report(data)` is called after each, so that a part
     that never finishes costs only the checks that need it. Which failures deserve to be measured in full
     is decided by the grader (autograder/judge/plan.py), which then asks for `measure_in_full`."""
     obj, data = _function_of(problem, namespace)
@@ -95,6 +96,8 @@ def measure(problem: Spec, namespace: dict, encoded_cases: list[list[Any]], seed
     own = problem.measurements()
 
     def done(part: str) -> None:
+        for check, measure_check in own.get(part, []):  # each check's own calls, after the part it follows
+            data.setdefault("checks", {})[check] = measure_check(problem, obj, namespace, encoded_cases, seed)
         data["parts"].append(part)
         if report is not None:
             report(data)
@@ -105,16 +108,12 @@ def measure(problem: Spec, namespace: dict, encoded_cases: list[list[Any]], seed
         for i, (case, encoded) in enumerate(zip(cases, encoded_cases)):
             if "output" in case and case["output"].get("type") == "Tensor":
                 backward_case(problem, obj, namespace, encoded, seed, i, recorded, case)
-        for check, measure_check in own.get("backward", []):
-            data.setdefault("checks", {})[check] = measure_check(problem, obj, namespace, encoded_cases, seed)
         done("backward")
         if problem.double_backward:
             d_cases = [(i, c) for i, c in enumerate(cases) if "vjp" in c]
             for i, case in d_cases:
                 case["second"] = second_projections(problem, obj, encoded_cases[i],
                                                     directions_of(case, seed, i))
-        for check, measure_check in own.get("second", []):
-            data.setdefault("checks", {})[check] = measure_check(problem, obj, namespace, encoded_cases, seed)
         done("second")
         data["torch_says"] = torch_checks(problem, obj, encoded_cases[0], seed, worth_quoting(cases, seed))
         done("torch")

@@ -14,6 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+# The parts a problem is measured in, in this order (probe.measure); a check names the one it needs
+# (Check.part), and its own measurement, when it has one, runs right after that part.
+PARTS = ("forward", "backward", "second", "torch", "extra")
+
 
 @dataclass(frozen=True)
 class Spec:
@@ -56,5 +60,8 @@ class Spec:
         for check, part, module, function in self.own:
             if not module.startswith("autograder.measure."):
                 raise ValueError(f"the measurement of {check!r} is not in autograder/measure/: {module}")
+            if part not in PARTS:
+                raise ValueError(f"the measurement of {check!r} follows {part!r}, which is not a part "
+                                 f"measured: one of {', '.join(PARTS)}")
             found.setdefault(part, []).append((check, getattr(importlib.import_module(module), function)))
         return found

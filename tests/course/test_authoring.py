@@ -5,6 +5,7 @@ docs/authoring.md grade a right answer full marks?"""
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -15,6 +16,7 @@ import torch
 
 from autograder.course import Assignment, Case, Problem, TensorSpec, find_assignment
 from autograder.course.assignments.registry import load
+from autograder.judge import checks
 from autograder.judge.checks import max_score
 from autograder.judge.validate import InvalidAssignment, answer, grade_in_process, validate
 from tests.conftest import ROOT, autograder
@@ -257,7 +259,7 @@ def test_example_goes_from_file_to_gradescope_archive(tmp_path):
                              env=dict(os.environ, PYTHONPATH=str(tmp_path / "root" / "source")))
     assert checked.returncode == 0, checked.stderr
     assert f"ready to grade indexing (3 problems, {total:g} points)" in checked.stdout
-    assert "a worker graded an untouched notebook 0/31" in checked.stdout
+    assert f"a worker graded an untouched notebook 0/{total:g}" in checked.stdout
 
 
 # -- registered without editing the package -----------------------------------------------------------------
@@ -416,3 +418,17 @@ def test_a_kink_of_the_first_derivative_fails_gradgradcheck_with_its_place():
     assert "fails its check 'gradgradcheck'" in said and "avoid=(0,)" in said, said
     line = test_a_kink_of_the_first_derivative_fails_gradgradcheck_with_its_place.__code__.co_firstlineno + 2
     assert said.startswith(f"Problem 'XAbsX' of t (written in {__file__}, line {line}): ")
+
+
+def test_the_table_of_checks_is_the_declared_checks():
+    """Does docs/authoring.md's table of checks name every declared check, in the order rows are
+    reported, each with its points, and nothing else (so that a check added or changed cannot leave the
+    guide silently stale)?"""
+    text = (ROOT / "docs" / "authoring.md").read_text()
+    table = text[text.index("| check | asks | points by default |"):].split("\n\n")[0].splitlines()[2:]
+    documented = []
+    for row in table:
+        names, _, points = (cell.strip() for cell in row.strip("|").split("|"))
+        documented += [(name, float(points.split()[0])) for name in re.findall(r"`([^`]+)`", names)]
+    assert documented == [(c.name, c.points) for c in checks.ALL], (
+        "docs/authoring.md's table of checks differs from autograder/judge/checks.py's ALL")

@@ -1,11 +1,13 @@
 """Are checks single objects, run in order with their prerequisites, and do the grader's pictures, parts
 and notebook cells behave as the issue-12 checks need?"""
 
+import ast
 import json
+import re
 
 import pytest
 
-from autograder.course.assignments.registry import find_problem
+from autograder.course.assignments.registry import find_problem, load
 from autograder.intake.loader import expected_errors
 from autograder.judge import checks
 from autograder.judge.checks import Check, add_check, checks_of, max_score, spec_of
@@ -83,12 +85,93 @@ def test_a_checks_own_measurement_is_named_by_its_declaration_alone():
     """Does a check's declaration (Check.measure) alone tell the worker what to run, after which part, and
     does the worker refuse a measurement from outside autograder/measure/?"""
     spec = Spec.from_dict(json.loads(json.dumps(spec_of(find_problem("Cube")).to_dict())))  # as sent
-    companion = checks.BY_NAME["companion used"]
-    assert spec.measurements() == {companion.part: [("companion used", measure_companion)]}
-    assert spec_of(find_problem("MyReLU")).measurements() == {}
+    own: dict[str, list] = {}
+    for c in checks.ALL:  # the declarations' own measurements, by the part each follows
+        if c.measure and c.name in checks_of(find_problem("Cube")):
+            own.setdefault(c.part, []).append((c.name, c.measure))
+    assert spec.measurements() == own and ("companion used", measure_companion) in own["second"]
+    relu = spec_of(find_problem("MyReLU")).measurements()
+    assert all(name != "companion used" for part in relu.values() for name, _ in part)
     forged = Spec.from_dict(dict(spec.to_dict(), own=[["x", "second", "autograder.judge.checks", "ALL"]]))
     with pytest.raises(ValueError, match="not in autograder/measure/"):
         forged.measurements()
+
+
+def test_a_checks_own_measurement_runs_right_after_the_part_it_names():
+    """Is a check's own measurement run after whichever part it names (here forward, not the second
+    derivatives it follows in its declaration), so that it is there when that part is reported?"""
+    problem = find_problem("Cube")
+    namespace: dict = {}
+    exec(compile("import torch\nfrom torch.autograd import Function\n"  # noqa: S102 - the test's fixture
+                 + next(source for name, source in RIGHT if name == "Cube"), "<cell 1>", "exec"), namespace)
+    from autograder.judge.reference import encoded_cases
+
+    spec = spec_of(problem)
+    companion = next(own for own in spec.own if own[0] == "companion used")
+    moved = Spec.from_dict(dict(spec.to_dict(), own=[["companion used", "forward", *companion[2:]]]))
+    parts = []
+    measure(moved, namespace, encoded_cases(problem),
+            report=lambda data: parts.append(json.loads(json.dumps(data))))
+    assert parts[0]["parts"] == ["forward"] and parts[0]["checks"]["companion used"]["uses"] is True
+    with pytest.raises(ValueError, match="not a part measured"):
+        Spec.from_dict(dict(spec.to_dict(), own=[["companion used", "", *companion[2:]]])).measurements()
+
+
+def test_a_declaration_that_cannot_work_is_refused_where_it_is_written(restore_checks):
+    """Is a Check refused when it is declared, naming why: a part that is not measured, a measurement
+    without the part it follows or from outside autograder/measure/, a prerequisite that is not a check
+    declared before it, a name used twice?"""
+    def judge_nothing(view):
+        return None
+
+    with pytest.raises(ValueError, match="'backwards' is not a part measured"):
+        Check("typo", "?", 1, judge_nothing, "backwards")
+    with pytest.raises(ValueError, match="name the part it follows"):
+        Check("own calls", "?", 1, judge_nothing, measure=measure_companion)
+    with pytest.raises(ValueError, match="not a function of autograder/measure/"):
+        Check("own calls", "?", 1, judge_nothing, "backward", measure=judge_nothing)
+    with pytest.raises(ValueError, match="requires 'gradeint', which is not a check declared before it"):
+        add_check(Check("second look", "?", 1, judge_nothing, "backward", requires=("gradeint",)))
+    with pytest.raises(ValueError, match="requires 'gradgradcheck'"):
+        add_check(Check("early", "?", 1, judge_nothing, "backward", requires=("gradgradcheck",)),
+                  before="gradient")
+    with pytest.raises(ValueError, match="two checks called 'forward'"):
+        checks._validated([checks.BY_NAME["forward"], checks.BY_NAME["forward"]])
+    assert checks._validated(checks.ALL) is checks.ALL
+
+
+def test_an_extra_check_applies_to_the_problems_that_name_it():
+    """Does a lesson-7 check (extra=True) apply exactly where a problem's extra_checks names it, with no
+    second spelling of its name in its declaration?"""
+    problems = [p for a in load().assignments.values() for p in a.problems]
+    for name in checks.EXTRA:
+        asking = [p for p in problems if name in p.extra_checks]
+        assert asking, name
+        assert all(name in checks_of(p) for p in asking)
+        assert not any(name in checks_of(p) for p in problems if name not in p.extra_checks)
+
+
+def test_a_check_a_judgement_names_is_declared():
+    """Does every check name the judgements of autograder/judge/ write down (`"gradient" in view.failed`,
+    the check a blocked case is told under) name a declared check, so that a renamed check cannot leave a
+    judgement silently asking about one that no longer exists?"""
+    def names(value: ast.expr) -> list[str]:  # "a" or ("a" if ... else "b")
+        if isinstance(value, ast.IfExp):
+            return names(value.body) + names(value.orelse)
+        return [value.value] if isinstance(value, ast.Constant) and isinstance(value.value, str) else []
+
+    named = set()
+    for path in (ROOT / "autograder" / "judge").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare) and isinstance(node.comparators[0], ast.Attribute) \
+                    and node.comparators[0].attr == "failed":
+                named.update((path.name, n) for n in names(node.left))
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Blocked" and node.args:
+                named.update((path.name, n) for n in names(node.args[0]))
+            if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["owner"]:
+                named.update((path.name, n) for n in names(node.value))
+    assert {"gradient", "companion used", "backward returns"} <= {name for _, name in named}
+    assert [(f, n) for f, n in named if n not in checks.BY_NAME] == []
 
 
 def test_a_check_whose_prerequisite_failed_earns_nothing(restore_checks):
@@ -144,3 +227,20 @@ def test_a_right_solution_page_lists_no_cell_errors_and_seed_1_grades_lesson_7(t
     assert all(t["status"] == "passed" for t in results["tests"]), [t["name"] for t in results["tests"]
                                                                     if t["status"] != "passed"]
     assert "Cells that raised" not in (out / "solution" / "feedback.html").read_text()
+
+
+def test_list_lines_up_whatever_names_are_declared(tmp_path):
+    """Does `list` keep the points of every check, and of every problem, in one column when a check (here
+    an instructor's, added from an --extra file that only adds a check, as docs/instructors.md says) has
+    a name longer than any built-in one?"""
+    extra = tmp_path / "long.py"
+    extra.write_text("from autograder.judge.checks import Check, add_check\n"
+                     "add_check(Check('backward gives the same gradients twice', 'asks', 1,\n"
+                     "                lambda view: None))\n")
+    lines = autograder("list", "--extra", extra).stdout.splitlines()
+    row = re.compile(r"^  (?P<name>.*?) +(?P<points>\d+)  \S")
+    checks_end = lines.index(next(x for x in lines[1:] if not x.startswith("  ")))
+    for rows in (lines[1:checks_end], [x for x in lines[checks_end:] if x.startswith("  ")]):
+        found = [row.match(r) for r in rows]
+        assert all(found) and len({m.end("points") for m in found}) == 1, rows
+    assert any("backward gives the same gradients twice" in r for r in lines[1:checks_end])

@@ -312,6 +312,14 @@ def add_assignment(assignment: Assignment) -> None:
     _being_loaded("add_assignment").add_assignment(assignment)
 
 
+def note_added_check() -> None:
+    """Called by judge.checks.add_check: a file that adds a check while it is loaded changes what is
+    graded, as one that adds a problem does, so it is not refused as registering nothing."""
+    registry = _CURRENT.get()
+    if registry is not None:
+        registry._changes += 1
+
+
 def find_assignment(name: str) -> Assignment:
     """In an extra file, the assignment as that file's registry has it so far; elsewhere, as load() has it."""
     return (_CURRENT.get() or load()).find_assignment(name)
