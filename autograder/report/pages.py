@@ -97,7 +97,7 @@ def passing_text(problem: str, results: list[CheckResult], called: str) -> str:
     """check()'s verdict on a Function that passes every check: one line, and the notes; no row per check
     and no count, so that it reads the same when the grader gains a check."""
     lines = [f"check({problem}): all checks pass: full marks",
-             *(f"note  {check}: {note}" for check, note in passing_notes(results)),
+             *(f"  {check}: {note}" for check, note in passing_notes(results)),
              f"(check({called}, table=True) lists each check.)"]
     return "\n".join(lines)
 
