@@ -1056,7 +1056,7 @@ LEARNER = [
     # integer division: half the columns killed
     ("KillHead", KILLHEAD_ANY.format(forward=L_KILLHEAD, backward=KILLHEAD_RIGHT_BACKWARD.replace(
         "0:ctx.n", "0:ctx.n // 2")),
-     "gradient", "is wrong in column 1 of input and right in the others"),
+     "gradient", "There backward passes grad_output through where those entries of forward's output do not"),
 ]
 
 LEARNER_RIGHT = [
