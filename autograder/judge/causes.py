@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from autograder.judge.diagnose import RTOL, close, difference_cause, swap_cause
+from autograder.judge.patterns import mean_for_sum, pass_or_block
 from autograder.judge.untrusted import float64
 from autograder.measure.contract import CaseMeasurement
 from autograder.measure.encoding import decode_args, differentiable
@@ -136,48 +137,12 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
         said = difference_cause(jacobians[0][k], jacobians[1][k], shapes[k], names[k], what)
     said = said or difference_cause(s[k].reshape(1, -1), r[k].reshape(1, -1), shapes[k], names[k], what)
     if said and "times the right one: a constant factor" in said:
-        said += _mean_for_sum(case, s[k], r[k])
+        said += mean_for_sum(case, s[k], r[k])
     if said and ("right in the others" in said or " of the entries of " in said):
-        said += _pass_or_block(case, s[k], r[k], names[k], g)
+        said += pass_or_block(case, s[k], r[k], names[k], g)
     if said and "differs from the right one everywhere" in said and view.problem.derivative:
         said += f" The derivative of {view.lookup} is {view.problem.derivative}."
     return said or f"{what} differs from the right one.", k
-
-
-def _pass_or_block(case: CaseView, mine: torch.Tensor, right: torch.Tensor, name: str, g: str) -> str:
-    """Where every wrong entry is grad_output let through where the right gradient is 0, or 0 where it is
-    grad_output itself, for an output shaped like the input (a mask, as in KillHead or ReLU): which."""
-    v = float64(case.directions.v)
-    if v.shape != mine.shape or tuple(case.out_shape) != tuple(case.shapes[0]):
-        return ""
-    wrong = ~torch.isclose(mine, right, rtol=RTOL, atol=1e-10)
-    mine, right, v = mine[wrong], right[wrong], v[wrong]
-    zero = torch.zeros_like(v)
-    passes = torch.isclose(mine, v, rtol=RTOL, atol=1e-10) & torch.isclose(right, zero, atol=1e-10)
-    blocks = torch.isclose(mine, zero, atol=1e-10) & torch.isclose(right, v, rtol=RTOL, atol=1e-10)
-    if not bool((passes | blocks).all()):
-        return ""
-    if bool(passes.all()):
-        said = (f"backward passes {g} through where those entries of forward's output do not depend on "
-                f"{name} (forward sets them), so their gradient is 0")
-    elif bool(blocks.all()):
-        said = (f"backward gives 0 where forward passes {name} through unchanged, so the gradient there is "
-                f"{g} itself")
-    else:
-        said = (f"backward passes {g} through where forward's output does not depend on {name}, and gives "
-                f"0 where forward passes {name} through")
-    return f" There {said}: zero exactly the entries forward zeroes, no more and no fewer."
-
-
-def _mean_for_sum(case: CaseView, mine: torch.Tensor, right: torch.Tensor) -> str:
-    """A factor of 1/n with n a size of an input's dimension: a mean taken where a sum belongs."""
-    factor = float((mine * right).sum()) / max(float((right * right).sum()), 1e-300)
-    for name, shape in zip(case.tensor_names, case.shapes):
-        for d, n in enumerate(shape):
-            if n > 1 and abs(factor * n - 1) < 1e-6:
-                return (f" The factor is 1/{n}, one over the size of dimension {d} of {name}: is there a "
-                        f".mean() where the derivative has a .sum()?")
-    return ""
 
 
 def _known_mistake(view: Judging, case: CaseView, mine: torch.Tensor, k: int) -> str | None:

@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any
 from autograder.judge.untrusted import float64, matrices
 from autograder.measure import projections
 from autograder.measure.calls import call
-from autograder.measure.encoding import as_plain, decode_args, encode_args, inputs_of, plain, tensor_sizes
+from autograder.measure.encoding import (
+    as_plain,
+    decode_args,
+    encode_args,
+    graph_case,
+    inputs_of,
+    plain,
+    tensor_sizes,
+)
 from autograder.measure.in_full import analytical_jacobian, backward_graph
 from autograder.measure.probe import learner_names
 
@@ -55,17 +63,19 @@ def reference_data(problem: Problem, seed: int = 0) -> dict:
 
 @cache
 def reference_graph(problem: Problem, seed: int = 0) -> tuple[dict | None, list[str]]:
-    """The graph of the reference's backward on the first case, as plain data, and its inputs' names: the
-    graph of the problem's `solution` (a Function written as the exercise asks) where there is one. Drawn
-    only when a failure shows it (loading torchviz and building the graph cost more than the judging)."""
+    """The graph of the reference's backward, as plain data, on the case the learner's is drawn on
+    (measure/encoding.graph_case), and its inputs' names: the graph of the problem's `solution` (a Function
+    written as the exercise asks) where there is one. Drawn only when a failure shows it (loading torchviz
+    and building the graph cost more than the judging)."""
     obj = SimpleNamespace(apply=problem.reference) if problem.kind == "function" else problem.reference
-    first, graph, names = encoded_once(problem, seed)[0], None, input_names(problem)
+    cases = encoded_once(problem, seed)
+    drawn, graph, names = cases[graph_case(cases)], None, input_names(problem)
     if problem.solution is not None:
         names = learner_names(problem, problem.solution, {}).get("forward") or names
-        graph = backward_graph(problem, problem.solution, first, names)
+        graph = backward_graph(problem, problem.solution, drawn, names)
     if graph is None:
         names = input_names(problem)
-        graph = backward_graph(problem, obj, first, names)
+        graph = backward_graph(problem, obj, drawn, names)
     return graph, names
 
 

@@ -119,6 +119,12 @@ def tensor_sizes(encoded: list[Any]) -> list[int]:
     return [len(a["values"]) for a in encoded if differentiable(a)]
 
 
+def graph_case(encoded_cases: list[list[Any]]) -> int:
+    """The case whose graph of backward is drawn, for the learner's Function and the reference alike: the
+    first whose tensors hold more than one entry (failures are told on those first), else the first."""
+    return next((i for i, case in enumerate(encoded_cases) if max(tensor_sizes(case), default=0) > 1), 0)
+
+
 def flat(t: torch.Tensor | None, size: int) -> list[float]:
     """A gradient's values; zeros where autograd gave None (an input the output does not depend on)."""
     return [0.0] * size if t is None else plain(t)["values"]

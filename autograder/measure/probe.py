@@ -17,6 +17,7 @@ from typing import Any
 
 from autograder.measure.backward import backward_case, torch_checks, worth_quoting
 from autograder.measure.captured import T
+from autograder.measure.encoding import graph_case
 from autograder.measure.forward import RecordingBackward, forward_case
 from autograder.measure.in_full import backward_graph, case_in_full
 from autograder.measure.modern import measure_extra
@@ -145,7 +146,7 @@ def measure_in_full(problem, namespace: dict, encoded_cases: list[list[Any]], se
     if found["cases"]:
         names = ((measured.get("names") or {}).get("forward") if isinstance(measured.get("names"), dict)
                  else None)
-        found["graph"] = backward_graph(problem, obj, encoded_cases[0], names)
+        found["graph"] = backward_graph(problem, obj, encoded_cases[graph_case(encoded_cases)], names)
     return found
 
 

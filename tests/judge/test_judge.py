@@ -191,6 +191,11 @@ def test_three_failure_pages_hold_no_grader_frame_and_no_graph_twice():
     cube = by_check(pages[1])
     assert [f.kind for f in cube["companion used"].figures] == ["graphs"]
     assert not [f for f in cube["gradgradcheck"].figures if f.kind == "graphs"]
+    # both graphs drawn on the case the sentences name (x of shape (2, 3)), not on Cube's scalar case
+    assert "With x of shape (2, 3)" in cube["gradgradcheck"].message
+    for _, graph in cube["companion used"].figures[0].panels:
+        labels = [label for _, label, _ in graph["nodes"]]
+        assert any("(2, 3)" in label for label in labels) and not any("()" in label for label in labels)
 
 
 def test_heat_map_is_of_the_input_named_with_its_difference():
