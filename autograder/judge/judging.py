@@ -15,7 +15,7 @@ from autograder.judge.reference import encoded_once, input_names
 from autograder.judge.untrusted import float64, lists
 from autograder.measure import projections
 from autograder.measure.contract import CaseMeasurement, ProblemMeasurement, TorchSays
-from autograder.measure.encoding import differentiable, positional, tensor_sizes
+from autograder.measure.encoding import differentiable, one_entry_each, positional, tensor_sizes
 
 
 def _identifier(name: Any) -> bool:
@@ -96,8 +96,7 @@ class Judging:
     def learner(self, key: str, default: list[str]) -> list[str]:
         """Other names the learner chose: "backward" (backward's gradient parameters), "outputs_backward"
         (those of the Function whose every output is graded), "companion" (the companion's forward's)."""
-        names = {"backward": self.data.names.backward, "outputs_backward": self.data.names.outputs_backward,
-                 "companion": self.data.names.companion}[key]
+        names = getattr(self.data.names, key)
         if isinstance(names, list) and names and all(_identifier(n) for n in names):
             return list(names)
         return default
@@ -150,4 +149,4 @@ class Judging:
 def telling_first(cases: list[CaseView]) -> list[CaseView]:
     """The cases in the order their failures are described: those of one entry per tensor last, since
     one number differs from another by any factor and shows no pattern."""
-    return sorted(cases, key=lambda case: max(case.sizes, default=0) <= 1)
+    return sorted(cases, key=lambda case: one_entry_each(case.encoded))

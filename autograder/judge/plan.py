@@ -7,8 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from autograder.judge.checks import spec_of
+from autograder.judge.reference import encoded_once
 from autograder.measure import projections
 from autograder.measure.contract import CaseMeasurement, InFull, ProblemMeasurement
+from autograder.measure.encoding import one_entry_each
 from autograder.measure.probe import measure, measure_in_full
 
 
@@ -22,7 +24,9 @@ def plan_in_full(problem, data: dict, expected: list[dict] | None, seed: int = 0
     if cases is None:
         return None
     plan, measured_fully = [], [False, False]
-    for i, case in sorted(enumerate(cases), key=lambda ic: _one_entry_each(ic[1])):  # as the judge tells them
+    encoded = encoded_once(problem, seed)
+    told_last = [i < len(encoded) and one_entry_each(encoded[i]) for i in range(len(cases))]
+    for i, case in sorted(enumerate(cases), key=lambda ic: told_last[ic[0]]):  # as the judge tells them
         expect = None if expected is None or i >= len(expected) else expected[i]
         wanted = _worth_measuring_in_full(case, expect, seed, i)
         first, second = (want and not done for want, done in zip(wanted, measured_fully))
@@ -30,12 +34,6 @@ def plan_in_full(problem, data: dict, expected: list[dict] | None, seed: int = 0
             plan.append([i, first, second])
             measured_fully = [measured_fully[0] or first, measured_fully[1] or second]
     return {"cases": plan} if plan else None
-
-
-def _one_entry_each(case: CaseMeasurement | None) -> bool:
-    """A case whose tensors hold one entry each (shape ()): its failures are told last (judging.py)."""
-    vjp = case.vjp if case is not None else None
-    return isinstance(vjp, list) and all(isinstance(v, list) and len(v) <= 1 for v in vjp)
 
 
 def _worth_measuring_in_full(case: CaseMeasurement | None, expect: dict | None, seed: int,

@@ -119,10 +119,16 @@ def tensor_sizes(encoded: list[Any]) -> list[int]:
     return [len(a["values"]) for a in encoded if differentiable(a)]
 
 
+def one_entry_each(encoded: list[Any]) -> bool:
+    """Whether every tensor of a case holds at most one entry. One number differs from another by any
+    factor and shows no pattern: such a case's failures are told last, and its graph is not the one drawn."""
+    return max(tensor_sizes(encoded), default=0) <= 1
+
+
 def graph_case(encoded_cases: list[list[Any]]) -> int:
     """The case whose graph of backward is drawn, for the learner's Function and the reference alike: the
-    first whose tensors hold more than one entry (failures are told on those first), else the first."""
-    return next((i for i, case in enumerate(encoded_cases) if max(tensor_sizes(case), default=0) > 1), 0)
+    first whose failures are told first (not one_entry_each), else the first."""
+    return next((i for i, case in enumerate(encoded_cases) if not one_entry_each(case)), 0)
 
 
 def flat(t: torch.Tensor | None, size: int) -> list[float]:
