@@ -103,6 +103,19 @@ def test_a_raised_error_gets_a_sentence_of_ours(problem, source):
         assert "autograder/" not in r.message + r.details, r.check
 
 
+def test_check_prints_no_warning_of_the_learners_calls():
+    """math.exp on a tensor makes PyTorch warn on every call check() makes: is the report, which names the
+    mistake, all the learner sees (no warning printed above it)?"""
+    import warnings
+
+    source = next(s for p, s, _, words in LEARNER if p == "Exp" and "math.exp" in words)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = run_check("Exp", source)
+    assert "math.exp" in by_check(report)["gradient"].message
+    assert [str(w.message) for w in caught] == []
+
+
 def test_an_intermediate_without_history_is_named():
     """An instructor's Swish saving sigmoid(x) computed in forward: do its second derivatives fail with
     that cause (not "differs from finite differences everywhere"), and does a Swish recomputing it in
