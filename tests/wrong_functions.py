@@ -1016,7 +1016,17 @@ LEARNER = [
     ("Cube", L_CUBE.replace("CubeBackward.apply(grad_out, x)", "CubeBackward.apply(x, grad_out)"),
      "gradient", "the right formula with x and grad_out exchanged"),
     ("Cube", L_CUBE.replace("x, saved_grad_out = ctx.saved_tensors", "saved_grad_out, x = ctx.saved_tensors"),
-     "gradgradcheck", "The second derivative with respect to grad_out"),
+     "gradgradcheck", ("its x is the tensor saved as grad_out. ctx.saved_tensors gives the tensors back "
+                       "in the order save_for_backward received them: write x, saved_grad_out = "
+                       "ctx.saved_tensors.")),
+    ("LinearFunction", LINEAR.format(body=L_LINEAR).replace("input, weight, bias = ctx.saved_tensors",
+                                                            "weight, input, bias = ctx.saved_tensors"),
+     "gradient", ("unpacks weight, input, bias = ctx.saved_tensors, but LinearFunction saved them with "
+                 "ctx.save_for_backward(input, weight, bias): its weight is the tensor saved as input.")),
+    ("Sinh", SINH.format(body="return grad_out * (expx + expnegx) / 2 + grad_out_exp * expx "
+                              "- grad_out_negexp * expnegx").replace("expx, expnegx = ctx.saved_tensors",
+                                                                     "expnegx, expx = ctx.saved_tensors"),
+     "gradcheck", "write expx, expnegx = ctx.saved_tensors."),
     ("BatchNorm", batch_norm(denominator="(sqrt_var + eps)").replace("(X - unsqueeze_all(mean))",
                                                                      "(X - mean)"),
      "forward", "keep the reduced dimensions (keepdim=True) or put them back"),

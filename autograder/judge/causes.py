@@ -16,6 +16,7 @@ import torch
 
 from autograder.judge.diagnose import RTOL, close, difference_cause, swap_cause
 from autograder.judge.patterns import mean_for_sum, pass_or_block
+from autograder.judge.saved_order import companion_order, own_order
 from autograder.judge.untrusted import float64
 from autograder.measure.contract import CaseMeasurement
 from autograder.measure.encoding import decode_args, differentiable
@@ -108,6 +109,9 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
         return swapped, 0
     s2, r2 = [float64(x) for x in mine2], [float64(x) for x in right2]
     k = next((k for k in range(len(s)) if not _close(s[k], r[k])), 0)
+    said = own_order(view)
+    if said:
+        return said, k
     said = not_finite(f"The gradient with respect to {names[k]}", s[k], case, view.problem.derivative)
     if said:
         return said, k
@@ -316,6 +320,9 @@ def second_cause(view: Judging, case: CaseView, analytical: torch.Tensor, numeri
                 return (f"The second derivatives with respect to {names[a]} and {names[b]} are swapped: "
                         f"{source} must return its gradients in the order of {order}."), a
     j = wrong[0]
+    said = companion_order(view)
+    if said:
+        return said, j
     about = f"The second derivative with respect to {names[j]} (how backward's result changes with {names[j]}"
     about += f", given by {source}'s gradient for it)" if companion else ")"
     said = difference_cause(part(analytical, j), part(numerical, j), (sizes[j],), names[j], about,

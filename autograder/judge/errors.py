@@ -8,6 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 from autograder.judge.diagnose import raised_cause
+from autograder.judge.saved_order import unpacked_out_of_order
 from autograder.judge.slips import SLIPS, first_line
 from autograder.measure.contract import StudentError
 
@@ -285,7 +286,8 @@ def _item(message: str, kind: str, error: StudentError, view: Judging, case: Cas
             f"itself, entry by entry, which also keeps autograd's history.")
 
 
-_CAUSES = [_setup_context_with_ctx, _direct_forward, _numpy_with_grad, _numpy_number, _not_a_tensor, _count,
+_CAUSES = [unpacked_out_of_order,  # saved_order.py: first, as a wrong order makes other errors
+           _setup_context_with_ctx, _direct_forward, _numpy_with_grad, _numpy_number, _not_a_tensor, _count,
            _gradient_for_number, _shape, _needs_input_grad, _no_history, _in_place, _matmul, _no_storage,
            _op_returns_input, _no_jvp, _saved_for_forward, _saved_a_tuple, _no_vmap_rule, _ctx_attribute,
            _item] + SLIPS  # slips.py: Python and PyTorch usage

@@ -11,6 +11,7 @@ from autograder.judge.errors import error_cause
 from autograder.judge.findings import Finding, fail, shaped_panels, torch_words
 from autograder.judge.judging import telling_first
 from autograder.judge.kinks import without_kink_entries, without_kinks
+from autograder.judge.saved_order import own_order
 from autograder.judge.untrusted import float64, lists, matrices
 from autograder.measure import projections
 from autograder.measure.contract import Output, StudentError
@@ -114,6 +115,8 @@ def _judge_extra_outputs(view: Judging, case) -> Finding | None:
         analytical = sum(projections.dot(g, u) for g, u in zip(vjp, d.u))
         numerical = projections.dot(d.v, fd)
         if not projections.close(analytical, numerical, *projections.gradcheck_tolerance()):
+            if own_order(view):
+                return fail(case.intro + own_order(view))
             arriving = f"{param} (the gradient arriving at output {j} of {view.problem.all_outputs}.forward)"
             if all(x == 0 for g in vjp for x in g):
                 how = f"backward ignores {arriving}"

@@ -255,7 +255,7 @@ class ApiResult(Plain):
 class LearnerNames(Plain):
     """The names the learner gave (probe.learner_names): forward's parameters, those with a default,
     setup_context's (present only when the class defines it), backward's gradient parameters, those of the
-    Function whose every output is graded, and the companion's."""
+    Function whose every output is graded, the companion's, and the saved tensors' (saved_names.py)."""
 
     forward: list[str] | None = None
     optional: list[str] | None = None
@@ -263,6 +263,10 @@ class LearnerNames(Plain):
     backward: list[str] | None = None
     outputs_backward: list[str] | None = None
     companion: list[str] | None = None
+    saved: list[str] | None = None  # what forward passes to save_for_backward ("" for an expression)
+    unpacked: list[str] | None = None  # what backward unpacks ctx.saved_tensors into
+    companion_saved: list[str] | None = None
+    companion_unpacked: list[str] | None = None
 
     @classmethod
     def from_plain(cls, data: Any) -> LearnerNames:

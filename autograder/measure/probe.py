@@ -22,6 +22,7 @@ from autograder.measure.forward import RecordingBackward, forward_case
 from autograder.measure.in_full import backward_graph, case_in_full
 from autograder.measure.modern import measure_extra
 from autograder.measure.projections import directions_of
+from autograder.measure.saved_names import saved_names, unpacked_names
 from autograder.measure.second import second_projections
 from autograder.measure.snapshot import guard
 from autograder.measure.spec import Spec
@@ -52,7 +53,7 @@ def _parameters(function: Any, skip: int) -> tuple[list[str], list[str]]:
 def learner_names(problem, obj: Any, namespace: dict) -> dict:
     """The names the learner gave forward's arguments and backward's gradients, so that causes speak of
     `input` and `weight` rather than of the reference's names ("forward", "optional", "backward",
-    "outputs_backward")."""
+    "outputs_backward"), and those of the tensors saved and unpacked in backward (saved_names.py)."""
     names: dict[str, list[str]] = {}
     with contextlib.suppress(BaseException):
         if problem.kind == "function":
@@ -72,6 +73,12 @@ def learner_names(problem, obj: Any, namespace: dict) -> dict:
         companion = namespace.get(problem.companion) if problem.companion else None
         if companion is not None:
             names["companion"], _ = _parameters(getattr(companion, "forward", None), 1)
+        for key, cls in (("", owner), ("companion_", companion)):
+            saved = unpacked = None
+            if cls is not None:
+                saved, unpacked = saved_names(cls, T.Function), unpacked_names(cls)
+            if saved is not None and unpacked is not None:
+                names[f"{key}saved"], names[f"{key}unpacked"] = saved, unpacked
     guard()
     return {k: [n[:40] for n in v[:12]] for k, v in names.items()}
 

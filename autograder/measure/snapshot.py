@@ -30,11 +30,13 @@ _PROTECTED_PREFIXES = ("autograder", "torch.autograd", "json", "traceback", "lin
 _PROTECTED_MODULES = {"torch", "torch._tensor", "torch.functional", "torch.overrides", "torch._C",
                       "torch._C._autograd", "torch._ops", "torch.library", "builtins", "os", "posix", "sys",
                       "types", "functools", "operator", "math", "copy", "contextlib", "resource", "signal",
-                      "selectors", "struct", "ctypes", "errno", "stat", "fcntl", "time"}
+                      "selectors", "struct", "ctypes", "errno", "stat", "fcntl", "time", "ast", "inspect",
+                      "textwrap"}
 # The few looked at again after every call into the submission (cheap enough to do hundreds of times):
 # every module of the measuring code, so that nothing a call patched is used by the next measurement.
 _MEASURING = ("captured", "snapshot", "encoding", "calls", "probe", "forward", "backward", "differences",
-              "second", "in_full", "checks", "modern", "graphs", "projections", "spec", "contract", "wire")
+              "second", "in_full", "checks", "modern", "graphs", "projections", "spec", "contract", "wire",
+              "saved_names")
 _HOT_MODULES = (*(f"autograder.measure.{name}" for name in _MEASURING), "autograder.sandbox.worker",
                 "autograder.sandbox.protocol", "builtins", "torch.autograd", "torch.autograd.function",
                 "torch.autograd.graph", "torch.autograd.gradcheck")

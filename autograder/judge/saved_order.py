@@ -1,0 +1,65 @@
+"""A backward that unpacks ctx.saved_tensors in another order than forward saved them (`saved_grad_out,
+x = ctx.saved_tensors` after save_for_backward(x, grad_out)): the numbers then only show a gradient wrong
+everywhere, the names show why (measure/saved_names.py reads them from the learner's code)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from autograder.judge.judging import CaseView, Judging
+    from autograder.measure.contract import StudentError
+
+
+def _ordinal(k: int) -> str:
+    return {1: "1st", 2: "2nd", 3: "3rd"}.get(k, f"{k}th")
+
+
+def _fixed(saved: list[str], unpacked: list[str]) -> list[str]:
+    """The learner's names put where forward saved the tensors they name; the others fill the rest in turn."""
+    placed: list[str | None] = [n if n in unpacked else None for n in saved]
+    rest = iter(n for n in unpacked if n not in saved)
+    return [n if n is not None else next(rest, "_") for n in placed]
+
+
+def unpack_order(saved: list[str] | None, unpacked: list[str] | None, owner: str) -> str | None:
+    """The sentence for `owner` (CubeBackward, say) when a name backward unpacks is a name forward saved
+    at another position; None when the order agrees or cannot be read."""
+    if not saved or not unpacked or len(saved) != len(unpacked):
+        return None
+    named = [n for n in saved if n]
+    if len(set(named)) < len(named):
+        return None
+    moved = [(i, n) for i, n in enumerate(unpacked) if n and n in saved and saved.index(n) != i]
+    if not moved:
+        return None
+    i, name = moved[0]
+    holds = f"the tensor saved as {saved[i]}" if saved[i] else f"the {_ordinal(i + 1)} tensor saved"
+    shown = ", ".join(n or "..." for n in saved)
+    return (f"{owner}.backward unpacks {', '.join(unpacked)} = ctx.saved_tensors, but {owner} saved them "
+            f"with ctx.save_for_backward({shown}): its {name} is {holds}. ctx.saved_tensors gives the "
+            f"tensors back in the order save_for_backward received them: write "
+            f"{', '.join(_fixed(saved, unpacked))} = ctx.saved_tensors.")
+
+
+def unpacked_out_of_order(message: str, kind: str, error: StudentError, view: Judging,
+                          case: CaseView) -> str | None:
+    """An error raised in a backward that unpacks its saved tensors out of order (a matmul of mismatched
+    shapes, often): the order is the cause, whatever PyTorch says (errors.py tries this first)."""
+    if kind == "NotImplementedError" or not any(f.name == "backward" for f in error.frames):
+        return None
+    return own_order(view) or companion_order(view)
+
+
+def own_order(view: Judging) -> str | None:
+    """The sentence for the graded backward (the Function's, or that of the Function whose every output is
+    graded, Sinh for sinh)."""
+    owner = view.lookup if view.problem.kind == "function" else view.problem.all_outputs
+    return unpack_order(view.data.names.saved, view.data.names.unpacked, owner) if owner else None
+
+
+def companion_order(view: Judging) -> str | None:
+    """The sentence for the companion's backward (CubeBackward's), which gives the second derivatives."""
+    companion = view.problem.companion
+    names = view.data.names
+    return unpack_order(names.companion_saved, names.companion_unpacked, companion) if companion else None
