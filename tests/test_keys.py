@@ -294,7 +294,7 @@ def reported(tmp_path_factory):
     (subs / "bob2.py").write_text((EXAMPLES / "bob.py").read_text())
     (subs / "slow.py").write_text((EXAMPLES / "alice.py").read_text() + "\nimport time\ntime.sleep(600)\n")
     out = base / "out"
-    grade(out, subs, "--load-timeout", "5")
+    grade(out, subs, "--load-timeout", "30")  # room for a loaded machine: slow.py sleeps 600 s
     return out
 
 
