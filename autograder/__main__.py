@@ -1,5 +1,4 @@
-import sys
-
 from autograder.cli import main
+from autograder.quick_exit import run
 
-sys.exit(main())
+run(main)

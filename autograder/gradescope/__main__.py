@@ -1,5 +1,4 @@
-import sys
-
 from autograder.gradescope.run import main
+from autograder.quick_exit import run
 
-sys.exit(main())
+run(main)
