@@ -193,9 +193,13 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
     if said:
         return said
     if bool(zr.any()) and bool((~zr).any()) and bool((zs != zr).all()):
+        x = case.inputs[k].reshape(-1)
+        signed = any(bool((zr == m).all()) for m in (x < 0, x <= 0, x > 0, x >= 0))
+        ints = [n for n, e in zip(case.names, case.encoded) if isinstance(e, int) and n.isidentifier()]
+        example = (f"{name} < 0 where {name} > 0 is meant" if signed or not ints else
+                   f"a slice [:, {ints[0]}:] where [:, :{ints[0]}] is meant")
         return (f"{what} flows exactly where it should be zero and is zero where it should flow: the "
-                f"condition that chooses the entries is inverted (for example {name} < 0 where {name} > 0 is "
-                f"meant).")
+                f"condition that chooses the entries is inverted (for example {example}).")
     norm = float((dr * dr).sum())
     if norm > 0:
         factor = float((ds * dr).sum()) / norm
@@ -215,6 +219,19 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
         return f"{what} is the square root of the right one: a square (** 2) is missing{_bracket(view)}."
     if _close(ds, dr * dr) and not _close(ds, dr):
         return f"{what} is the square of the right one: a ** 2 too many{_bracket(view)}."
+    if len(inputs) == 1:
+        x = inputs[0].clone().requires_grad_()
+        with torch.enable_grad():
+            decoded = decode_args(case.encoded)  # tensors of integers as they are
+            args = [-x if differentiable(a) else decoded[k] for k, a in enumerate(case.encoded)]
+            (mirrored,) = torch.autograd.grad(view.problem.reference(*args, **case.kwargs).sum(), x)
+        mirrored = -mirrored.reshape(-1)  # the derivative at -x: d/dx f(-x) = -f'(-x)
+        if _close(ds, mirrored) and not _close(dr, mirrored):
+            return (f"{what} is the derivative at -{name} instead of at {name}: a sign is missing inside "
+                    f"it (for example sigmoid(-x) where sigmoid(x) is meant){_bracket(view)}.")
+        said = _derivative_elsewhere(view, case, ds, dr, v, y, what)
+        if said:
+            return said
     flat = [(n, x.reshape(-1)) for n, x in zip(case.tensor_names, inputs)]
     factors = []
     for n, x in flat:
@@ -230,19 +247,6 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
             return f"{what} lacks a factor {text}: the right gradient is yours times {text}{_bracket(view)}."
         if _close(ds, dr * f):
             return f"{what} has an extra factor {text}{_bracket(view)}."
-    if len(inputs) == 1:
-        x = inputs[0].clone().requires_grad_()
-        with torch.enable_grad():
-            decoded = decode_args(case.encoded)  # tensors of integers as they are
-            args = [-x if differentiable(a) else decoded[k] for k, a in enumerate(case.encoded)]
-            (mirrored,) = torch.autograd.grad(view.problem.reference(*args, **case.kwargs).sum(), x)
-        mirrored = -mirrored.reshape(-1)  # the derivative at -x: d/dx f(-x) = -f'(-x)
-        if _close(ds, mirrored) and not _close(dr, mirrored):
-            return (f"{what} is the derivative at -{name} instead of at {name}: a sign is missing inside "
-                    f"it (for example sigmoid(-x) where sigmoid(x) is meant){_bracket(view)}.")
-        said = _derivative_elsewhere(view, case, ds, dr, v, y, what)
-        if said:
-            return said
     candidates = [(f"{n}, the input", x) for n, x in flat]
     candidates.append(("forward's output", y))
     candidates.append(("1 (it returns grad_output unchanged)", torch.ones_like(dr)))

@@ -48,7 +48,26 @@ def unpacked_out_of_order(message: str, kind: str, error: StudentError, view: Ju
     shapes, often): the order is the cause, whatever PyTorch says (errors.py tries this first)."""
     if kind == "NotImplementedError" or not any(f.name == "backward" for f in error.frames):
         return None
+    if kind == "ValueError" and "values to unpack" in message and "saved_tensors" in error.frames[-1].code:
+        names = view.data.names
+        owner = view.lookup if view.problem.kind == "function" else view.problem.all_outputs
+        counted = [(names.saved, names.unpacked, owner),
+                   (names.companion_saved, names.companion_unpacked, view.problem.companion)]
+        said = next((unpack_count(*c) for c in counted if c[2] and unpack_count(*c)), None)
+        if said:
+            return said
     return own_order(view) or companion_order(view)
+
+
+def unpack_count(saved: list[str] | None, unpacked: list[str] | None, owner: str) -> str | None:
+    """The sentence for a backward that unpacks more or fewer names than forward saved tensors."""
+    if saved is None or not unpacked or len(saved) == len(unpacked):
+        return None
+    shown = ", ".join(n or "..." for n in saved)
+    return (f"{owner}.backward unpacks {len(unpacked)} tensors ({', '.join(n or '_' for n in unpacked)} = "
+            f"ctx.saved_tensors), but {owner} saved {len(saved)} with ctx.save_for_backward({shown}): "
+            f"ctx.saved_tensors holds exactly what save_for_backward received. Pass save_for_backward every "
+            f"tensor backward needs, in the order backward unpacks them.")
 
 
 def own_order(view: Judging) -> str | None:
