@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from autograder.judge.diagnose import raised_cause
 from autograder.judge.returned import fitting_product, leaf_in_place, out_of_order, reduced_to_one
-from autograder.judge.saved_order import unpacked_out_of_order
+from autograder.judge.saved_order import flag_of_another, unpacked_out_of_order
 from autograder.judge.slips import SLIPS, first_line
 from autograder.measure.contract import StudentError
 
@@ -147,6 +147,9 @@ def _needs_input_grad(message: str, kind: str, error: StudentError, view: Judgin
     if kind != "IndexError" or not any("needs_input_grad[" in f.code
                                        for f in error.frames):
         return None
+    said = flag_of_another(view)
+    if said:
+        return said
     read = [int(i) for f in error.frames for i in re.findall(r"needs_input_grad\[(\d+)\]", f.code)]
     if read and max(read) >= len(view.names):  # past every input, given or not: counted from 1
         last = len(view.names) - 1

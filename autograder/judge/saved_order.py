@@ -82,3 +82,21 @@ def companion_order(view: Judging) -> str | None:
     companion = view.problem.companion
     names = view.data.names
     return unpack_order(names.companion_saved, names.companion_unpacked, companion) if companion else None
+
+
+def flag_of_another(view: Judging) -> str | None:
+    """A gradient computed under the flag of another input (grad_weight under ctx.needs_input_grad[2],
+    bias's flag), read from the learner's code: the flags follow forward's arguments, from 0."""
+    inputs = view.names
+    for entry in view.data.names.guarded or []:
+        flag, _, name = entry.partition(":")
+        if not flag.isdigit():
+            continue
+        of = next((n for n in inputs if name in (f"grad_{n}", f"{n}_grad", f"d{n}")), None)
+        if of is None or inputs.index(of) == int(flag):
+            continue
+        wrong = f", {inputs[int(flag)]}'s flag" if int(flag) < len(inputs) else ", past forward's inputs"
+        flags = ", ".join(f"[{i}] {n}" for i, n in enumerate(inputs))
+        return (f"backward computes {name} under ctx.needs_input_grad[{flag}]{wrong}: {of}'s is "
+                f"ctx.needs_input_grad[{inputs.index(of)}]. ctx.needs_input_grad has one flag per argument "
+                f"of forward, in order, counted from 0 ({flags}).")
