@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 import torch
 
 from autograder.judge.diagnose import RTOL, close, difference_cause, swap_cause
-from autograder.judge.patterns import mean_for_sum, pass_or_block
+from autograder.judge.patterns import mean_for_sum, off_by_one, pass_or_block
+from autograder.judge.regions import region_cause
 from autograder.judge.saved_order import companion_order, own_order
 from autograder.judge.untrusted import float64
 from autograder.measure.contract import CaseMeasurement
@@ -143,7 +144,7 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
     if said and "times the right one: a constant factor" in said:
         said += mean_for_sum(case, s[k], r[k])
     if said and ("right in the others" in said or " of the entries of " in said):
-        said += pass_or_block(case, s[k], r[k], names[k], g)
+        said += pass_or_block(case, s[k], r[k], names[k], g) + off_by_one(case, said)
     if said and "differs from the right one everywhere" in said and view.problem.derivative:
         said += f" The derivative of {view.lookup} is {view.problem.derivative}."
     return said or f"{what} differs from the right one.", k
@@ -247,6 +248,9 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
             return f"{what} lacks a factor {text}: the right gradient is yours times {text}{_bracket(view)}."
         if _close(ds, dr * f):
             return f"{what} has an extra factor {text}{_bracket(view)}."
+    said = region_cause(view, case, k, ds, dr, what)
+    if said:
+        return said
     candidates = [(f"{n}, the input", x) for n, x in flat]
     candidates.append(("forward's output", y))
     candidates.append(("1 (it returns grad_output unchanged)", torch.ones_like(dr)))

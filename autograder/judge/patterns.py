@@ -4,6 +4,7 @@ where the right gradient is 0 or blocks it where the gradient is grad_output its
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import torch
@@ -48,4 +49,22 @@ def mean_for_sum(case: CaseView, mine: torch.Tensor, right: torch.Tensor) -> str
             if n > 1 and abs(factor * n - 1) < 1e-6:
                 return (f" The factor is 1/{n}, one over the size of dimension {d} of {name}: is there a "
                         f".mean() where the derivative has a .sum()?")
+    return ""
+
+
+def off_by_one(case: CaseView, said: str) -> str:
+    """Wrong columns next to a bound given by an integer argument (n): a slice's bound off by one."""
+    found = re.search(r"in columns? (\d+)(?: to (\d+))?((?:, \d+)*) of", said)
+    ints = [(n, e) for n, e in zip(case.names, case.encoded) if type(e) is int and n.isidentifier() and e > 0]
+    if not found or not ints:
+        return ""
+    cols = set(range(int(found[1]), int(found[2] or found[1]) + 1))
+    cols |= {int(c) for c in re.findall(r"\d+", found[3])}
+    name, n = ints[0]
+    if cols <= {n - 1, n}:
+        return (f" That is where {name} = {n} puts the bound: is a slice's bound off by one "
+                f"([:, :{name} - 1] or [:, :{name} + 1] where [:, :{name}] is meant)?")
+    if cols == {0, n}:
+        return (f" The columns set apart are shifted by one: is a slice 1:{name} + 1 where 0:{name} (or "
+                f":{name}) is meant?")
     return ""
