@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from autograder.judge.diagnose import RTOL, close, difference_cause, swap_cause
-from autograder.judge.patterns import mean_for_sum, off_by_one, pass_or_block
+from autograder.judge.patterns import mean_for_sum, off_by_one, pass_or_block, row_factor
 from autograder.judge.regions import region_cause
 from autograder.judge.saved_order import companion_order, own_order
 from autograder.judge.untrusted import float64
@@ -145,6 +145,8 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
         said += mean_for_sum(case, s[k], r[k])
     if said and ("right in the others" in said or " of the entries of " in said):
         said += pass_or_block(case, s[k], r[k], names[k], g) + off_by_one(case, said)
+    if said and "differs from the right one everywhere" in said:
+        said += row_factor(case, s[k], r[k], k)
     if said and "differs from the right one everywhere" in said and view.problem.derivative:
         said += f" The derivative of {view.lookup} is {view.problem.derivative}."
     return said or f"{what} differs from the right one.", k

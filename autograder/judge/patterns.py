@@ -68,3 +68,46 @@ def off_by_one(case: CaseView, said: str) -> str:
         return (f" The columns set apart are shifted by one: is a slice 1:{name} + 1 where 0:{name} (or "
                 f":{name}) is meant?")
     return ""
+
+
+def row_factor(case: CaseView, mine: torch.Tensor, right: torch.Tensor, k: int) -> str:
+    """A factor the same along the last dimension within each row but different from row to row: a
+    per-row quantity (a sum, a norm, a standard deviation or its inverse) missing, extra or wrong."""
+    shape = tuple(case.shapes[k])
+    if len(shape) < 2 or shape[-1] < 2 or mine.numel() != right.numel():
+        return ""
+    m, r = mine.reshape(-1, shape[-1]), right.reshape(-1, shape[-1])
+    if bool((m.abs() < 1e-12).any()) or bool((r.abs() < 1e-12).any()):
+        return ""
+    ratio = r / m
+    each = ratio[:, :1]
+    if not torch.allclose(ratio, each.expand_as(ratio), rtol=RTOL, atol=0) \
+            or torch.allclose(each, each[:1].expand_as(each), rtol=1e-3, atol=0):
+        return ""
+    named = _row_quantity(case, k, each[:, 0])
+    if named:
+        return named
+    shown = ", ".join(f"{float(f):.4g}" for f in each[:3, 0])
+    return (f" The right gradient is yours times a factor that is the same all along each row (the last "
+            f"dimension) but changes from row to row ({shown}...): a per-row quantity (a sum, a norm, a "
+            f"standard deviation or one over it) is missing, extra or the wrong one.")
+
+
+def _row_quantity(case: CaseView, k: int, factor: torch.Tensor) -> str | None:
+    """The per-row factor named, when it is a statistic of the input's rows or of forward's output."""
+    name = case.tensor_names[k]
+    x = case.inputs[k].reshape(-1, case.shapes[k][-1]).to(torch.float64)
+    std = x.std(-1, unbiased=False)
+    found = [(1 / std, f"one over the standard deviation of its row of {name}",
+              "a factor rstd, 1 / sqrt(var + eps), is missing"),
+             (std, f"the standard deviation of its row of {name}", "a factor rstd is there once too often")]
+    y = float64(case.ref["output"]["values"])
+    if y.numel() == factor.numel():
+        found += [(y / y.exp(), "output / exp(output) (output: forward's, of its row)",
+                   ("backward divides by the output (the log of the sum) where the sum of the exponentials, "
+                   "exp(output), belongs")),
+                  (y.exp(), "exp(output), the sum of the exponentials", "that division is missing")]
+    for value, what, cause in found:
+        if value.shape == factor.shape and torch.allclose(factor, value, rtol=1e-3, atol=0):
+            return f" The right gradient is yours times {what}, entry by entry: {cause}."
+    return None
