@@ -8,7 +8,13 @@ import re
 from typing import TYPE_CHECKING
 
 from autograder.judge.diagnose import raised_cause
-from autograder.judge.returned import fitting_product, leaf_in_place, out_of_order, reduced_to_one
+from autograder.judge.returned import (
+    correlation_mode,
+    fitting_product,
+    leaf_in_place,
+    out_of_order,
+    reduced_to_one,
+)
 from autograder.judge.saved_order import flag_of_another, unpacked_out_of_order
 from autograder.judge.slips import SLIPS, first_line
 from autograder.measure.contract import StudentError
@@ -137,6 +143,10 @@ def _shape(message: str, kind: str, error: StudentError, view: Judging, case: Ca
     if not match[2] and match[3]:
         return f"backward returned one number (a tensor of shape []) for {name}, whose shape is " \
                f"[{match[3]}]: " + reduced_to_one(view, case, name, [int(n) for n in want])
+    mode = correlation_mode(view, case, [int(n) for n in got if n], [int(n) for n in want if n])
+    if mode:
+        return (f"backward returned a gradient of shape [{match[2]}] for {name}, whose shape is "
+                f"[{match[3]}]: {mode}")
     how = ": it looks transposed." if got[::-1] == want and got != want else \
         f": each gradient must have the shape of its input ({name}.shape)."
     return f"backward returned a gradient of shape [{match[2]}] for {name}, whose shape is [{match[3]}]{how}"

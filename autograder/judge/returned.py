@@ -96,3 +96,22 @@ def fitting_product(view: Judging, case: CaseView, first: tuple[int, int],
                     said = f"{text(x)} @ {text(y)}, shaped like {names[(x[0], y[1])]}"
                     found.append((ta + tb + swap, said))
     return min(found)[1] if found else None
+
+
+def correlation_mode(view: Judging, case: CaseView, got: list[int], want: list[int]) -> str | None:
+    """A 2-D correlation in 'valid' mode where 'full' belongs, or the reverse: a 'full' result has the sizes
+    a + b - 1 of its two arrays, a 'valid' one a - b + 1."""
+    shapes = [tuple(s) for s in case.shapes if len(s) == 2] + [tuple(case.out_shape)]
+    if len(got) != 2 or len(want) != 2:
+        return None
+    fits = "only the positions where the second array fits inside the first (sizes a - b + 1)"
+    overlaps = "every overlap (sizes a + b - 1)"
+    for a in shapes:
+        for b in shapes:
+            full = [x + y - 1 for x, y in zip(a, b)]
+            valid = [x - y + 1 for x, y in zip(a, b)]
+            if got == valid and want == full:
+                return f"mode='valid' where mode='full' is meant: 'valid' keeps {fits}, 'full' {overlaps}."
+            if got == full and want == valid:
+                return f"mode='full' where mode='valid' is meant: 'full' keeps {overlaps}, 'valid' {fits}."
+    return None
