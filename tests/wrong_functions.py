@@ -1272,7 +1272,7 @@ LEARNER2 = [
                                  "return grad_output * (1 - torch.tanh(y) ** 2)"),
      "gradient", "the derivative taken at forward's output instead of at x"),
     ("Tanh", TANH_MODERN.replace("return x_t * (1 - y * y)", "return x_t * y"),
-     "forward mode", "differs from the right one everywhere"),  # place only
+     "forward mode", "jvp returns the tangent times forward's output."),
     ("Tanh", TANH_MODERN.replace("return grad_output * (1 - y * y)", "return grad_output * (1 - y) ** 2"),
      "gradient", "The derivative of Tanh is 1 - tanh(x) ** 2."),  # place, and the derivative
     # Softplus: the second derivative, exp(x) without its denominator
@@ -1280,6 +1280,23 @@ LEARNER2 = [
      "gradient", "is the second derivative of Softplus (the derivative of its derivative)"),
     ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.exp(x)"),
      "gradient", "The derivative of Softplus is sigmoid(x)"),  # place, and the derivative
+    # lesson 7 and NumPy: a Python if on the whole tensor, an attribute for save_for_backward, NumPy on a
+    # 0-dimensional tensor, a jvp with a None for the input, the input clamped in forward
+    ("Softplus", SOFTPLUS.format(forward="x if bool(x.min() > 20) else torch.log1p(torch.exp(x))",
+                                 derivative="torch.sigmoid(x)"),
+     "forward", "exp overflows to inf in float64"),
+    ("Tanh", TANH_MODERN.replace("ctx.save_for_backward(output)", "ctx.y = output").replace(
+        "y, = ctx.saved_tensors\n        return grad_output", "y = ctx.y\n        return grad_output"),
+     "save_for_backward", "forward keeps its output as ctx.y, a plain attribute of ctx"),
+    ("Exp", EXP.format(forward="result = torch.from_numpy(np.exp(x.numpy()))\n"
+                               "        ctx.save_for_backward(result)\n        return result",
+                       backward=L_EXP_BACKWARD),
+     "forward", "torch.from_numpy was given a NumPy number, not an array"),
+    ("Tanh", TANH_MODERN.replace("return x_t * (1 - y * y)", "return x_t * (1 - y * y), None"),
+     "forward mode", "jvp returned 2 values where forward has 1 output(s)"),
+    ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.sigmoid(x)").replace(
+        "def forward(x):", "def forward(x):\n        x = x.clone()\n        x[x > 20] = 20"),
+     "forward", "The output is wrong at 2 of the 6 entries"),  # place only
     # softsign: the abs forgotten
     ("softsign", _softsign("l2abs", "return g / (1 + x.abs()) ** 2", "return g / (1 + x) ** 2"),
      "gradient", "right wherever x is positive and wrong wherever it is negative"),
@@ -1341,6 +1358,13 @@ class LayerNorm(Function):
     ("Exp", EXP.format(forward="result = x.exp()\n        ctx.save_for_backward(result)\n        return "
                                "result",
                        backward="result, = ctx.saved_tensors\n        return result.mul(grad_output)")),
+    ("softsign", _softsign("l2out", "ctx.save_for_backward(inputs[0])", "ctx.save_for_backward(output)")
+     .replace("return g / (1 + x.abs()) ** 2", "return g * (1 - x.abs()) ** 2")),  # (1 - |y|)², y the output
+    ("Square", SQUARE.format(forward=L_SQUARE, backward="x, = ctx.saved_tensors\n"
+                                                       "        return grad_out * 2 * x.clone()")),
+    ("MyReLU", MYRELU.format(forward="ctx.save_for_backward(input)\n        return input * (input > 0)",
+                             backward=MYRELU_LOADED + "return grad_output * (input > 0).to("
+                                                      "grad_output.dtype)")),
     ("softsign", _softsign("l2ret", "return g / (1 + x.abs()) ** 2", "return g / (1 + x.abs()) ** 2, None")),
 ]
 

@@ -263,7 +263,7 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
     return None
 
 
-def _derivative_at(view: Judging, case: CaseView, point: torch.Tensor) -> torch.Tensor | None:
+def derivative_at(view: Judging, case: CaseView, point: torch.Tensor) -> torch.Tensor | None:
     """The reference's derivative, entry by entry, at other values of its one tensor input."""
     x = point.reshape(case.inputs[0].shape).clone().requires_grad_()
     decoded = decode_args(case.encoded)
@@ -281,7 +281,7 @@ def _derivative_elsewhere(view: Judging, case: CaseView, ds: torch.Tensor, dr: t
     name, g, x = case.tensor_names[0], view.grad_output, case.inputs[0].reshape(-1)
     if y.shape != ds.shape or v.shape != ds.shape:
         return None
-    at_y, at_v = _derivative_at(view, case, y), _derivative_at(view, case, v)
+    at_y, at_v = derivative_at(view, case, y), derivative_at(view, case, v)
     if at_y is not None and _close(ds, at_y) and not _close(dr, at_y):
         return (f"{what} is the derivative taken at forward's output instead of at {name}: backward uses "
                 f"the output where {name} belongs (is the output what was saved?). Save {name} itself, or "

@@ -11,6 +11,7 @@ from autograder.judge.diagnose import raised_cause
 from autograder.judge.returned import (
     correlation_mode,
     fitting_product,
+    jvp_count,
     leaf_in_place,
     out_of_order,
     reduced_to_one,
@@ -313,7 +314,8 @@ _CAUSES = [unpacked_out_of_order,  # saved_order.py: first, as a wrong order mak
            _setup_context_with_ctx, _direct_forward, _numpy_with_grad, _numpy_number, _not_a_tensor, _count,
            out_of_order, _gradient_for_number, _shape, _needs_input_grad, _no_history, _in_place,
            leaf_in_place, _matmul, _no_storage,
-           _op_returns_input, _no_jvp, _saved_for_forward, _saved_a_tuple, _no_vmap_rule, _ctx_attribute,
+           _op_returns_input, _no_jvp, jvp_count, _saved_for_forward, _saved_a_tuple, _no_vmap_rule,
+           _ctx_attribute,
            _item] + SLIPS  # slips.py: Python and PyTorch usage
 
 

@@ -115,3 +115,14 @@ def correlation_mode(view: Judging, case: CaseView, got: list[int], want: list[i
             if got == full and want == valid:
                 return f"mode='full' where mode='valid' is meant: 'full' keeps {overlaps}, 'valid' {fits}."
     return None
+
+
+def jvp_count(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
+    """A jvp returning a tangent per input, or a None for a number: forward mode wants one per output."""
+    match = re.search(r"jvp returned an invalid number of forward gradients \(expected (\d+) but got (\d+)\)",
+                      message)
+    if not match:
+        return None
+    return (f"jvp returned {match[2]} values where forward has {match[1]} output(s): jvp returns the tangent "
+            f"of each output of forward (the input's tangent times the derivative), one per output, with no "
+            f"None for an input. Return that tangent alone.")
