@@ -55,3 +55,14 @@ def _second_derivative(view: Judging, case: CaseView, k: int) -> torch.Tensor | 
     if second is None or not bool(torch.isfinite(second).all()):
         return None
     return second.reshape(-1)
+
+
+def ignored_gradient(mine: torch.Tensor, right: torch.Tensor, name: str, source: str) -> str | None:
+    """Second derivatives whose rows are all the same where finite differences' are not: the backward
+    being differentiated returns the same gradient for `name` whatever gradient it is given."""
+    if mine.shape[0] < 2 or not close(mine, mine[:1].expand_as(mine), RTOL, 1e-10) \
+            or close(right, right[:1].expand_as(right), RTOL, 1e-10):
+        return None
+    return (f"{source} returns the same gradient for {name} whatever gradient it is given: it never uses "
+            f"that gradient (its parameter after ctx, the gradient arriving at its output). By the chain "
+            f"rule, each gradient it returns is that gradient times a derivative: multiply by it.")
