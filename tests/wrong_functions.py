@@ -1227,7 +1227,7 @@ LEARNER2 = [
                  "keepdim=True, and then no longer lines up with grad_output. Write "
                  "g.mean(-1, keepdim=True).")),
     ("LayerNorm", L_LN.format(backward=LN_GRAD).replace("(input - mean) * rstd", "input * rstd"),
-     "forward", "The output differs from the right one everywhere"),  # place only
+     "forward", "the same all along each row and changes from one to the next: a term computed per row"),
     # ScipyConv2dFunction: 'valid' where 'full' belongs, the gradients returned in the wrong order
     ("ScipyConv2dFunction", SCIPY_CONV.format(grad_input=CONV_GRAD_INPUT.replace("'full'", "'valid'"),
                                               grad_filter=CONV_GRAD_FILTER),
@@ -1266,7 +1266,7 @@ LEARNER2 = [
                                        "return batch_norm_backward(grad_out, X, mean, sqrt_var, ctx.eps)"),
      "backward returns", "backward returned 1 value(s) but forward takes 2 input(s) (X, eps)"),
     ("BatchNorm", batch_norm(backward=BN_GRAD.replace("grad_out - g_mean", "grad_out + g_mean")),
-     "gradient", "differs from the right one everywhere"),  # place only
+     "gradient", "a term computed per channel (such as a mean, subtracted) is missing, extra"),
     # Tanh: tanh of the output, a jvp times the output, (1 - y) ** 2
     ("Tanh", TANH_MODERN.replace("return grad_output * (1 - y * y)",
                                  "return grad_output * (1 - torch.tanh(y) ** 2)"),

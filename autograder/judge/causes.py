@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from autograder.judge.diagnose import RTOL, close, difference_cause, swap_cause
-from autograder.judge.patterns import mean_for_sum, off_by_one, pass_or_block, row_factor
+from autograder.judge.patterns import mean_for_sum, off_by_one, pass_or_block, row_factor, row_offset
 from autograder.judge.regions import ignored_gradient, region_cause
 from autograder.judge.saved_order import companion_order, own_order
 from autograder.judge.untrusted import float64
@@ -146,7 +146,7 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
     if said and ("right in the others" in said or " of the entries of " in said):
         said += pass_or_block(case, s[k], r[k], names[k], g) + off_by_one(case, said)
     if said and "differs from the right one everywhere" in said:
-        said += row_factor(case, s[k], r[k], k)
+        said += row_factor(case, s[k], r[k], k) or row_offset(s[k], r[k], tuple(shapes[k]), "gradient")
     if said and "differs from the right one everywhere" in said and view.problem.derivative:
         said += f" The derivative of {view.lookup} is {view.problem.derivative}."
     return said or f"{what} differs from the right one.", k

@@ -11,7 +11,7 @@ import torch
 from autograder.judge.causes import not_finite
 from autograder.judge.diagnose import difference_cause, float32_rounding
 from autograder.judge.findings import Finding, fail, note, shaped_panels
-from autograder.judge.patterns import off_by_one
+from autograder.judge.patterns import off_by_one, row_offset
 from autograder.judge.untrusted import float64, lists
 from autograder.measure import projections
 from autograder.measure.contract import Output
@@ -60,6 +60,8 @@ def judge_forward(view: Judging) -> Finding | None:
             or difference_cause(actual, expected, shape, "the output", "The output") \
             or "The output differs from the right one."
         text += off_by_one(case, text)
+        if "everywhere" in text:
+            text += row_offset(actual.reshape(-1), expected.reshape(-1), shape, "output")
         return fail(case.intro + text, figures=[shaped_panels("forward's output: yours, the right one and "
                                                               "the difference",
                                                               shape, "the output",

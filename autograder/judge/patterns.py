@@ -111,3 +111,27 @@ def _row_quantity(case: CaseView, k: int, factor: torch.Tensor) -> str | None:
         if value.shape == factor.shape and torch.allclose(factor, value, rtol=1e-3, atol=0):
             return f" The right gradient is yours times {what}, entry by entry: {cause}."
     return None
+
+
+def row_offset(mine: torch.Tensor, right: torch.Tensor, shape: tuple[int, ...], what: str) -> str:
+    """A difference the same for every entry that shares an index in one dimension (each row of a matrix,
+    each channel of a batch of images) and changing from one index to the next: a term computed per row
+    or per channel (a mean, subtracted) missing, extra or with the wrong sign."""
+    if len(shape) < 2 or mine.numel() != right.numel():
+        return ""
+    diff = (right - mine).reshape(shape)
+    scale = 1e-10 + RTOL * float(right.abs().max())
+    for d in range(len(shape)):
+        per = diff.movedim(d, 0).reshape(shape[d], -1)
+        each = per[:, :1]
+        if per.shape[1] < 2 or float((per - each).abs().max()) > scale \
+                or float((each - each[:1]).abs().max()) <= 1e3 * scale:
+            continue
+        rows = len(shape) == 2 and d == 0
+        where = "all along each row" if rows else \
+            f"for every entry that shares its index in dimension {d}" + (" (each channel)" if d == 1 else "")
+        per_what = "row" if rows else ("channel" if d == 1 else f"index of dimension {d}")
+        return (f" The right {what} is yours plus an amount that is the same {where} and changes from one "
+                f"to the next: a term computed per {per_what} (such as a mean, subtracted) is missing, "
+                f"extra, or has the wrong sign.")
+    return ""
