@@ -1214,11 +1214,11 @@ LEARNER2 = [
                                    backward=LSE_GRAD),
      "forward", "keep the reduced dimensions (keepdim=True)"),
     ("LogSumExp", L_LSE.format(backward="return grad_output.unsqueeze(-1) * torch.log_softmax(input, -1)"),
-     "gradient", "differs from the right one everywhere"),  # place only
+     "gradient", "the weights of grad_output are torch.log_softmax(input, -1), the log of the softmax"),
     # LayerNorm: sums for means, rstd forgotten, keepdim forgotten in backward, no centring
     ("LayerNorm", L_LN.format(backward="rstd * (g - g.sum(-1, keepdim=True) - normalised * (g * normalised)"
                                        ".sum(-1, keepdim=True)), None"),
-     "gradient", "differs from the right one everywhere"),  # place only
+     "gradient", "backward sums over the last dimension where the derivative takes means"),
     ("LayerNorm", L_LN.format(backward="g - g.mean(-1, keepdim=True) - normalised * (g * normalised)"
                                        ".mean(-1, keepdim=True), None"),
      "gradient", "one over the standard deviation of its row of input, entry by entry: a factor rstd"),
