@@ -1248,7 +1248,7 @@ LEARNER2 = [
     ("Sinh", SINH.format(body=L_SINH_RIGHT.replace("(expx + expnegx) / 2", "(expx + expnegx)")),
      "gradient", "2 times the right one"),
     ("Sinh", SINH.format(body=L_SINH_RIGHT).replace("Sinh.apply(x)[0]", "Sinh.apply(x)[1]"),
-     "forward", "The output differs from the right one everywhere"),  # place only
+     "forward", "sinh returns output 1 of Sinh.apply(x), exp(x): sinh(x) is output 0, Sinh.apply(x)[0]"),
     ("Sinh", SINH.format(body=L_SINH_RIGHT.replace("- grad_out_negexp * expnegx",
                                                    "+ grad_out_negexp * expx")),
      "gradcheck", "backward's term of grad_out_negexp"),
