@@ -1296,7 +1296,7 @@ LEARNER2 = [
      "forward mode", "jvp returned 2 values where forward has 1 output(s)"),
     ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.sigmoid(x)").replace(
         "def forward(x):", "def forward(x):\n        x = x.clone()\n        x[x > 20] = 20"),
-     "forward", "The output is wrong at 2 of the 6 entries"),  # place only
+     "forward", "It is wrong where x is 40, 1000, above every x where it is right: is there a clamp"),
     # softsign: the abs forgotten
     ("softsign", _softsign("l2abs", "return g / (1 + x.abs()) ** 2", "return g / (1 + x) ** 2"),
      "gradient", "right wherever x is positive and wrong wherever it is negative"),
