@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from autograder.judge.diagnose import difference_cause
+from autograder.judge.causes import derivative_at
+from autograder.judge.diagnose import RTOL, close, difference_cause
 from autograder.judge.errors import error_cause, opcheck_cause
 from autograder.judge.findings import Finding, fail, jacobian_panels
 from autograder.judge.reference import encoded_once
@@ -40,6 +41,20 @@ def judge_extra(check: str) -> Callable[[Judging], Finding | None]:
     return judge
 
 
+def _tangent_times(view: Judging, case, name: str, mine: torch.Tensor, right: torch.Tensor) -> str:
+    """What an elementwise jvp multiplies the tangent by, when it is the input, the output or the
+    derivative taken at the output, instead of the derivative."""
+    x, y = case.inputs[0].reshape(-1), float64(case.ref["output"]["values"]).reshape(-1)
+    at_y = derivative_at(view, case, y) if len(case.inputs) == 1 and y.shape == mine.shape else None
+    derivative = f" The derivative is {view.problem.derivative}." if view.problem.derivative else ""
+    for value, text in ((x, f"{name}, the input"), (y, "forward's output"),
+                        (at_y, "the derivative taken at forward's output instead of at the input")):
+        if value is not None and value.shape == mine.shape and close(mine, value, RTOL, 1e-10) \
+                and not close(right, value, RTOL, 1e-10):
+            return f" jvp returns the tangent times {text}.{derivative}"
+    return ""
+
+
 def _extra_cause(view: Judging, check: str, result: ApiResult, case):
     problem = view.problem
     encoded = encoded_once(problem, view.seed)[case.index]
@@ -51,6 +66,8 @@ def _extra_cause(view: Judging, check: str, result: ApiResult, case):
         for (name, a), m, r in zip(tensors, mine, right):
             said = difference_cause(m, r, tuple(a["shape"]), name,
                            f"The Jacobian from forward mode (jvp) with respect to {name}")
+            if said and "everywhere" in said and problem.elementwise and m.shape[0] == m.shape[1]:
+                said += _tangent_times(view, case, name, m.diagonal(), r.diagonal())
             if said:
                 return said, "", [jacobian_panels(f"Jacobian with respect to {name}", name, "the output",
                                                   m, r, ("yours (jvp)", "right"))]

@@ -13,6 +13,7 @@ from autograder.judge.findings import Finding, fail, jacobian_panels, note, shap
 from autograder.judge.judging import telling_first
 from autograder.judge.kinks import settle_kinks
 from autograder.judge.reference import reference_vjps
+from autograder.judge.saved_order import flag_of_another
 from autograder.judge.untrusted import lists, matrices
 from autograder.measure import projections
 from autograder.measure.contract import Output
@@ -137,6 +138,11 @@ def judge_needs_input_grad(view: Judging) -> Finding | None:
                     continue
                 position = case.names.index(name)
                 returned = sub.returns or []
+                said = flag_of_another(view)
+                if said:
+                    none = position < len(returned) and returned[position].kind == "None"
+                    return fail(where + (f"backward returned None for {name}, which needs a gradient: "
+                                         if none else "") + said)
                 needs = sub.needs
                 flags = (f"ctx.needs_input_grad is {tuple(bool(n) for n in needs)}, and "
                          if isinstance(needs, list) else "")

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 import torch
 
 from autograder.judge.diagnose import RTOL, close, difference_cause, swap_cause
-from autograder.judge.patterns import mean_for_sum, pass_or_block
+from autograder.judge.patterns import mean_for_sum, off_by_one, pass_or_block, row_factor, row_offset
+from autograder.judge.regions import ignored_gradient, region_cause
 from autograder.judge.saved_order import companion_order, own_order
 from autograder.judge.untrusted import float64
 from autograder.measure.contract import CaseMeasurement
@@ -143,7 +144,9 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
     if said and "times the right one: a constant factor" in said:
         said += mean_for_sum(case, s[k], r[k])
     if said and ("right in the others" in said or " of the entries of " in said):
-        said += pass_or_block(case, s[k], r[k], names[k], g)
+        said += pass_or_block(case, s[k], r[k], names[k], g) + off_by_one(case, said)
+    if said and "differs from the right one everywhere" in said:
+        said += row_factor(case, s[k], r[k], k) or row_offset(s[k], r[k], tuple(shapes[k]), "gradient")
     if said and "differs from the right one everywhere" in said and view.problem.derivative:
         said += f" The derivative of {view.lookup} is {view.problem.derivative}."
     return said or f"{what} differs from the right one.", k
@@ -193,9 +196,13 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
     if said:
         return said
     if bool(zr.any()) and bool((~zr).any()) and bool((zs != zr).all()):
+        x = case.inputs[k].reshape(-1)
+        signed = any(bool((zr == m).all()) for m in (x < 0, x <= 0, x > 0, x >= 0))
+        ints = [n for n, e in zip(case.names, case.encoded) if isinstance(e, int) and n.isidentifier()]
+        example = (f"{name} < 0 where {name} > 0 is meant" if signed or not ints else
+                   f"a slice [:, {ints[0]}:] where [:, :{ints[0]}] is meant")
         return (f"{what} flows exactly where it should be zero and is zero where it should flow: the "
-                f"condition that chooses the entries is inverted (for example {name} < 0 where {name} > 0 is "
-                f"meant).")
+                f"condition that chooses the entries is inverted (for example {example}).")
     norm = float((dr * dr).sum())
     if norm > 0:
         factor = float((ds * dr).sum()) / norm
@@ -215,6 +222,19 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
         return f"{what} is the square root of the right one: a square (** 2) is missing{_bracket(view)}."
     if _close(ds, dr * dr) and not _close(ds, dr):
         return f"{what} is the square of the right one: a ** 2 too many{_bracket(view)}."
+    if len(inputs) == 1:
+        x = inputs[0].clone().requires_grad_()
+        with torch.enable_grad():
+            decoded = decode_args(case.encoded)  # tensors of integers as they are
+            args = [-x if differentiable(a) else decoded[k] for k, a in enumerate(case.encoded)]
+            (mirrored,) = torch.autograd.grad(view.problem.reference(*args, **case.kwargs).sum(), x)
+        mirrored = -mirrored.reshape(-1)  # the derivative at -x: d/dx f(-x) = -f'(-x)
+        if _close(ds, mirrored) and not _close(dr, mirrored):
+            return (f"{what} is the derivative at -{name} instead of at {name}: a sign is missing inside "
+                    f"it (for example sigmoid(-x) where sigmoid(x) is meant){_bracket(view)}.")
+        said = _derivative_elsewhere(view, case, ds, dr, v, y, what)
+        if said:
+            return said
     flat = [(n, x.reshape(-1)) for n, x in zip(case.tensor_names, inputs)]
     factors = []
     for n, x in flat:
@@ -230,19 +250,9 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
             return f"{what} lacks a factor {text}: the right gradient is yours times {text}{_bracket(view)}."
         if _close(ds, dr * f):
             return f"{what} has an extra factor {text}{_bracket(view)}."
-    if len(inputs) == 1:
-        x = inputs[0].clone().requires_grad_()
-        with torch.enable_grad():
-            decoded = decode_args(case.encoded)  # tensors of integers as they are
-            args = [-x if differentiable(a) else decoded[k] for k, a in enumerate(case.encoded)]
-            (mirrored,) = torch.autograd.grad(view.problem.reference(*args, **case.kwargs).sum(), x)
-        mirrored = -mirrored.reshape(-1)  # the derivative at -x: d/dx f(-x) = -f'(-x)
-        if _close(ds, mirrored) and not _close(dr, mirrored):
-            return (f"{what} is the derivative at -{name} instead of at {name}: a sign is missing inside "
-                    f"it (for example sigmoid(-x) where sigmoid(x) is meant){_bracket(view)}.")
-        said = _derivative_elsewhere(view, case, ds, dr, v, y, what)
-        if said:
-            return said
+    said = region_cause(view, case, k, ds, dr, what)
+    if said:
+        return said
     candidates = [(f"{n}, the input", x) for n, x in flat]
     candidates.append(("forward's output", y))
     candidates.append(("1 (it returns grad_output unchanged)", torch.ones_like(dr)))
@@ -253,7 +263,7 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
     return None
 
 
-def _derivative_at(view: Judging, case: CaseView, point: torch.Tensor) -> torch.Tensor | None:
+def derivative_at(view: Judging, case: CaseView, point: torch.Tensor) -> torch.Tensor | None:
     """The reference's derivative, entry by entry, at other values of its one tensor input."""
     x = point.reshape(case.inputs[0].shape).clone().requires_grad_()
     decoded = decode_args(case.encoded)
@@ -271,7 +281,7 @@ def _derivative_elsewhere(view: Judging, case: CaseView, ds: torch.Tensor, dr: t
     name, g, x = case.tensor_names[0], view.grad_output, case.inputs[0].reshape(-1)
     if y.shape != ds.shape or v.shape != ds.shape:
         return None
-    at_y, at_v = _derivative_at(view, case, y), _derivative_at(view, case, v)
+    at_y, at_v = derivative_at(view, case, y), derivative_at(view, case, v)
     if at_y is not None and _close(ds, at_y) and not _close(dr, at_y):
         return (f"{what} is the derivative taken at forward's output instead of at {name}: backward uses "
                 f"the output where {name} belongs (is the output what was saved?). Save {name} itself, or "
@@ -320,7 +330,8 @@ def second_cause(view: Judging, case: CaseView, analytical: torch.Tensor, numeri
                 return (f"The second derivatives with respect to {names[a]} and {names[b]} are swapped: "
                         f"{source} must return its gradients in the order of {order}."), a
     j = wrong[0]
-    said = companion_order(view)
+    said = companion_order(view) or ignored_gradient(part(analytical, j), part(numerical, j), names[j],
+                                                     source)
     if said:
         return said, j
     about = f"The second derivative with respect to {names[j]} (how backward's result changes with {names[j]}"

@@ -8,7 +8,15 @@ import re
 from typing import TYPE_CHECKING
 
 from autograder.judge.diagnose import raised_cause
-from autograder.judge.saved_order import unpacked_out_of_order
+from autograder.judge.returned import (
+    correlation_mode,
+    fitting_product,
+    jvp_count,
+    leaf_in_place,
+    out_of_order,
+    reduced_to_one,
+)
+from autograder.judge.saved_order import flag_of_another, unpacked_out_of_order
 from autograder.judge.slips import SLIPS, first_line
 from autograder.measure.contract import StudentError
 
@@ -133,6 +141,13 @@ def _shape(message: str, kind: str, error: StudentError, view: Judging, case: Ca
     k = int(match[1])
     name = case.names[k] if k < len(case.names) else f"argument {k + 1}"
     got, want = match[2].split(", "), match[3].split(", ")
+    if not match[2] and match[3]:
+        return f"backward returned one number (a tensor of shape []) for {name}, whose shape is " \
+               f"[{match[3]}]: " + reduced_to_one(view, case, name, [int(n) for n in want])
+    mode = correlation_mode(view, case, [int(n) for n in got if n], [int(n) for n in want if n])
+    if mode:
+        return (f"backward returned a gradient of shape [{match[2]}] for {name}, whose shape is "
+                f"[{match[3]}]: {mode}")
     how = ": it looks transposed." if got[::-1] == want and got != want else \
         f": each gradient must have the shape of its input ({name}.shape)."
     return f"backward returned a gradient of shape [{match[2]}] for {name}, whose shape is [{match[3]}]{how}"
@@ -143,6 +158,9 @@ def _needs_input_grad(message: str, kind: str, error: StudentError, view: Judgin
     if kind != "IndexError" or not any("needs_input_grad[" in f.code
                                        for f in error.frames):
         return None
+    said = flag_of_another(view)
+    if said:
+        return said
     read = [int(i) for f in error.frames for i in re.findall(r"needs_input_grad\[(\d+)\]", f.code)]
     if read and max(read) >= len(view.names):  # past every input, given or not: counted from 1
         last = len(view.names) - 1
@@ -176,6 +194,8 @@ def _matmul(message: str, kind: str, error: StudentError, view: Judging, case: C
         return None
     first, second = (int(match[1]), int(match[2])), (int(match[3]), int(match[4]))
     named = {tuple(shape): name for name, shape in zip(case.tensor_names, case.shapes)}
+    if error.raised_in == "backward" and len(case.out_shape) == 2:
+        named.setdefault(tuple(case.out_shape), view.grad_output)
     a = f"{named[first]} " if first in named else ""
     b = f"{named[second]} " if second in named else ""
     said = (f"{error.raised_in or 'forward'} multiplies {a}({first[0]}×{first[1]}) by {b}"
@@ -186,6 +206,10 @@ def _matmul(message: str, kind: str, error: StudentError, view: Judging, case: C
     if error.raised_in == "backward" and (first in transposed or second in transposed):
         shape = second if second in transposed else first
         name = transposed[shape]
+        fits = second[::-1][0] == first[1] if shape == second else second[0] == first[::-1][1]
+        product = fitting_product(view, case, first, second)
+        if not fits and product:
+            return said + f" A product that fits and gives a gradient's shape is {product}."
         return said + (f" ({shape[0]}×{shape[1]}) is {name}.t(): use {name} itself there (the gradient of "
                        f"a @ {name}.t() with respect to a is grad_output @ {name}), so that each gradient "
                        f"gets its input's shape.")
@@ -288,8 +312,10 @@ def _item(message: str, kind: str, error: StudentError, view: Judging, case: Cas
 
 _CAUSES = [unpacked_out_of_order,  # saved_order.py: first, as a wrong order makes other errors
            _setup_context_with_ctx, _direct_forward, _numpy_with_grad, _numpy_number, _not_a_tensor, _count,
-           _gradient_for_number, _shape, _needs_input_grad, _no_history, _in_place, _matmul, _no_storage,
-           _op_returns_input, _no_jvp, _saved_for_forward, _saved_a_tuple, _no_vmap_rule, _ctx_attribute,
+           out_of_order, _gradient_for_number, _shape, _needs_input_grad, _no_history, _in_place,
+           leaf_in_place, _matmul, _no_storage,
+           _op_returns_input, _no_jvp, jvp_count, _saved_for_forward, _saved_a_tuple, _no_vmap_rule,
+           _ctx_attribute,
            _item] + SLIPS  # slips.py: Python and PyTorch usage
 
 

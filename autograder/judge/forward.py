@@ -11,6 +11,7 @@ import torch
 from autograder.judge.causes import not_finite
 from autograder.judge.diagnose import difference_cause, float32_rounding
 from autograder.judge.findings import Finding, fail, note, shaped_panels
+from autograder.judge.patterns import off_by_one, row_offset
 from autograder.judge.untrusted import float64, lists
 from autograder.measure import projections
 from autograder.measure.contract import Output
@@ -58,12 +59,34 @@ def judge_forward(view: Judging) -> Finding | None:
         text = not_finite("The output", actual, case) \
             or difference_cause(actual, expected, shape, "the output", "The output") \
             or "The output differs from the right one."
+        text += off_by_one(case, text)
+        if "everywhere" in text:
+            text += row_offset(actual.reshape(-1), expected.reshape(-1), shape, "output")
+        elif " entries of the output" in text and view.problem.elementwise and len(case.inputs) == 1:
+            text += _by_value(case, actual.reshape(-1), expected.reshape(-1))
         return fail(case.intro + text, figures=[shaped_panels("forward's output: yours, the right one and "
                                                               "the difference",
                                                               shape, "the output",
                                                               [("yours", mine), ("right", ref["values"])],
                                                               "the output")])
     return said
+
+
+def _by_value(case, mine: torch.Tensor, right: torch.Tensor) -> str:
+    """The input's values where an elementwise output is wrong, and the side of the others they lie on."""
+    x = case.inputs[0].reshape(-1).to(torch.float64)
+    if x.shape != mine.shape:
+        return ""
+    wrong = ~torch.isclose(mine, right, rtol=1e-6, atol=1e-10)
+    name, bad, good = case.tensor_names[0], x[wrong], x[~wrong]
+    if not bool(wrong.any()) or not bool((~wrong).any()):
+        return ""
+    said = f" It is wrong where {name} is {', '.join(f'{v:g}' for v in bad.tolist()[:4])}"
+    if float(bad.min()) > float(good.max()):
+        said += f", above every {name} where it is right: is there a clamp or a branch for large {name}?"
+    elif float(bad.max()) < float(good.min()):
+        said += f", below every {name} where it is right: is there a clamp or a branch for small {name}?"
+    return said if said.endswith("?") else said + "."
 
 
 def _reduced_over(case, shape, right) -> str:

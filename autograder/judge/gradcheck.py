@@ -70,6 +70,9 @@ def judge_gradcheck(view: Judging) -> Finding | None:
             if _float32_forward(case):
                 said += (" Your forward computes in float32 (see forward), and finite differences of a "
                          "float32 function are too rough: compute in float64.")
+            elif "forward" in view.failed and "gradient" not in view.failed:
+                said += (" Your backward gives the right gradients (gradient passes) but your forward is "
+                         "wrong (see forward): finite differences follow forward, so fix forward.")
             return fail(case.intro + said, says, figures)
         found = _judge_extra_outputs(view, case)
         if found:

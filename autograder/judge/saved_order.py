@@ -48,7 +48,26 @@ def unpacked_out_of_order(message: str, kind: str, error: StudentError, view: Ju
     shapes, often): the order is the cause, whatever PyTorch says (errors.py tries this first)."""
     if kind == "NotImplementedError" or not any(f.name == "backward" for f in error.frames):
         return None
+    if kind == "ValueError" and "values to unpack" in message and "saved_tensors" in error.frames[-1].code:
+        names = view.data.names
+        owner = view.lookup if view.problem.kind == "function" else view.problem.all_outputs
+        counted = [(names.saved, names.unpacked, owner),
+                   (names.companion_saved, names.companion_unpacked, view.problem.companion)]
+        said = next((unpack_count(*c) for c in counted if c[2] and unpack_count(*c)), None)
+        if said:
+            return said
     return own_order(view) or companion_order(view)
+
+
+def unpack_count(saved: list[str] | None, unpacked: list[str] | None, owner: str) -> str | None:
+    """The sentence for a backward that unpacks more or fewer names than forward saved tensors."""
+    if saved is None or not unpacked or len(saved) == len(unpacked):
+        return None
+    shown = ", ".join(n or "..." for n in saved)
+    return (f"{owner}.backward unpacks {len(unpacked)} tensors ({', '.join(n or '_' for n in unpacked)} = "
+            f"ctx.saved_tensors), but {owner} saved {len(saved)} with ctx.save_for_backward({shown}): "
+            f"ctx.saved_tensors holds exactly what save_for_backward received. Pass save_for_backward every "
+            f"tensor backward needs, in the order backward unpacks them.")
 
 
 def own_order(view: Judging) -> str | None:
@@ -63,3 +82,21 @@ def companion_order(view: Judging) -> str | None:
     companion = view.problem.companion
     names = view.data.names
     return unpack_order(names.companion_saved, names.companion_unpacked, companion) if companion else None
+
+
+def flag_of_another(view: Judging) -> str | None:
+    """A gradient computed under the flag of another input (grad_weight under ctx.needs_input_grad[2],
+    bias's flag), read from the learner's code: the flags follow forward's arguments, from 0."""
+    inputs = view.names
+    for entry in view.data.names.guarded or []:
+        flag, _, name = entry.partition(":")
+        if not flag.isdigit():
+            continue
+        of = next((n for n in inputs if name in (f"grad_{n}", f"{n}_grad", f"d{n}")), None)
+        if of is None or inputs.index(of) == int(flag):
+            continue
+        wrong = f", {inputs[int(flag)]}'s flag" if int(flag) < len(inputs) else ", past forward's inputs"
+        flags = ", ".join(f"[{i}] {n}" for i, n in enumerate(inputs))
+        return (f"backward computes {name} under ctx.needs_input_grad[{flag}]{wrong}: {of}'s is "
+                f"ctx.needs_input_grad[{inputs.index(of)}]. ctx.needs_input_grad has one flag per argument "
+                f"of forward, in order, counted from 0 ({flags}).")

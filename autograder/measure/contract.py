@@ -267,6 +267,7 @@ class LearnerNames(Plain):
     unpacked: list[str] | None = None  # what backward unpacks ctx.saved_tensors into
     companion_saved: list[str] | None = None
     companion_unpacked: list[str] | None = None
+    guarded: list[str] | None = None  # "i:name": backward assigns name under if ctx.needs_input_grad[i]
 
     @classmethod
     def from_plain(cls, data: Any) -> LearnerNames:

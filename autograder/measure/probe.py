@@ -22,7 +22,7 @@ from autograder.measure.forward import RecordingBackward, forward_case
 from autograder.measure.in_full import backward_graph, case_in_full
 from autograder.measure.modern import measure_extra
 from autograder.measure.projections import directions_of
-from autograder.measure.saved_names import saved_names, unpacked_names
+from autograder.measure.saved_names import guarded_names, saved_names, unpacked_names
 from autograder.measure.second import second_projections
 from autograder.measure.snapshot import guard
 from autograder.measure.spec import Spec
@@ -68,6 +68,7 @@ def learner_names(problem, obj: Any, namespace: dict) -> dict:
         owner = obj if problem.kind == "function" else namespace.get(problem.all_outputs or "")
         if owner is not None:
             names["backward"], _ = _parameters(getattr(owner, "backward", None), 1)
+            names["guarded"] = guarded_names(owner) or []
         if problem.all_outputs:
             names["outputs_backward"] = names.get("backward", [])
         companion = namespace.get(problem.companion) if problem.companion else None

@@ -53,3 +53,22 @@ def unpacked_names(cls: Any) -> list[str] | None:
                 and isinstance(node.value, ast.Attribute) and node.value.attr == "saved_tensors":
             found.add(_names(node.targets[0].elts))
     return _only(found)
+
+
+def guarded_names(cls: Any) -> list[str] | None:
+    """What backward computes under each `if ctx.needs_input_grad[i]:`, as "i:name" (grad_weight assigned
+    under needs_input_grad[2] gives "2:grad_weight"); None when backward tests no flag."""
+    tree = _tree(getattr(cls, "backward", None))
+    found: list[str] = []
+    for node in ast.walk(tree) if tree is not None else ():
+        if not isinstance(node, ast.If):
+            continue
+        flags = {n.slice.value for n in ast.walk(node.test) if isinstance(n, ast.Subscript)
+                 and isinstance(n.value, ast.Attribute) and n.value.attr == "needs_input_grad"
+                 and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, int)}
+        if len(flags) != 1:
+            continue
+        (flag,) = flags
+        found += [f"{flag}:{t.id}" for statement in node.body if isinstance(statement, ast.Assign)
+                  for t in statement.targets if isinstance(t, ast.Name)]
+    return found or None

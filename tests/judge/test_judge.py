@@ -18,6 +18,7 @@ from tests.wrong_functions import (
     HEADER,
     ISSUE22,
     LEARNER,
+    LEARNER2,
     MISLEADING,
     NEVER,
     RIGHT,
@@ -89,8 +90,8 @@ def test_no_sentence_points_the_wrong_way(problem, source):
             assert words not in r.message + r.details, (r.check, words, r.message)
 
 
-@pytest.mark.parametrize(("problem", "source"), [c[:2] for c in LEARNER],
-                         ids=[f"{c[0]}-{c[2]}-{c[3][:30]}" for c in LEARNER])
+@pytest.mark.parametrize(("problem", "source"), [c[:2] for c in LEARNER + LEARNER2],
+                         ids=[f"{c[0]}-{c[2]}-{c[3][:30]}" for c in LEARNER + LEARNER2])
 def test_a_raised_error_gets_a_sentence_of_ours(problem, source):
     """The learner's list: where PyTorch or Python raises (a tuple from saved_tensors, math.exp on a
     tensor, a None bias, a Python if on a tensor...), does a sentence of ours say what it means, rather than

@@ -70,3 +70,28 @@ def test_an_order_that_differs_is_told_with_the_fix(saved, unpacked, words):
 ])
 def test_nothing_is_said_where_the_code_does_not_say_it(saved, unpacked):
     assert unpack_order(saved, unpacked, "F") is None
+
+
+def test_another_count_is_told_with_both_lines():
+    from autograder.judge.saved_order import unpack_count
+
+    said = unpack_count(["x"], ["x", "saved_grad_out"], "CubeBackward")
+    assert "unpacks 2 tensors (x, saved_grad_out = ctx.saved_tensors), but CubeBackward saved 1 with " \
+           "ctx.save_for_backward(x)" in said
+    assert unpack_count(["x", "y"], ["x", "y"], "F") is None and unpack_count(None, ["x"], "F") is None
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    (("if ctx.needs_input_grad[1]:\n            grad_x = g * y\n        if ctx.needs_input_grad[0]:\n"
+     "            grad_y = g * x"), ["1:grad_x", "0:grad_y"]),
+    ("if y is not None and ctx.needs_input_grad[1]:\n            grad_y = g * x", ["1:grad_y"]),
+    ("if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:\n            grad_x = g * y", None),  # two flags
+    ("grad_x = g * y", None),
+])
+def test_what_each_flag_guards_is_read_as_written(body, expected):
+    from autograder.measure.saved_names import guarded_names
+
+    source = ("class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, y):\n"
+              "        return x * y\n\n    @staticmethod\n    def backward(ctx, g):\n"
+              f"        grad_x = grad_y = None\n        {body}\n        return grad_x, grad_y\n")
+    assert guarded_names(function_class(source)) == expected

@@ -7,7 +7,7 @@ import torch
 from torch.autograd import Function
 
 from autograder.course.assignments import Assignment
-from autograder.course.problems import Case, Problem, TensorSpec, Term
+from autograder.course.problems import Case, Mistake, Problem, TensorSpec, Term
 
 
 class Square(Function):
@@ -92,6 +92,10 @@ SINH = Problem(
     elementwise=True,
     derivative="cosh(x) = (exp(x) + exp(-x)) / 2",
     terms=(Term("exp(x) / 2", lambda x: x.exp() / 2), Term("exp(-x) / 2", lambda x: (-x).exp() / 2)),
+    mistakes=tuple(Mistake(f"sinh returns output {k} of Sinh.apply(x), {what}: sinh(x) is output 0, "
+                           f"Sinh.apply(x)[0] (the others are the extra outputs exp(x) and exp(-x)).",
+                           forward)
+                   for k, what, forward in ((1, "exp(x)", torch.exp), (2, "exp(-x)", lambda x: (-x).exp()))),
 )
 CUBE = Problem(
     name="Cube",

@@ -48,10 +48,10 @@ def logsumexp(input):
     return torch.logsumexp(input, dim=-1)
 
 
-def _weighted(input, dim):
-    """logsumexp's values, with the gradient grad_output.unsqueeze(-1) * softmax(input, dim): the weights
-    held constant, so that autograd's gradient is exactly those weights."""
-    weights = torch.softmax(input, dim).detach()
+def _weighted(input, dim, weigh=torch.softmax):
+    """logsumexp's values, with the gradient grad_output.unsqueeze(-1) * softmax(input, dim) (or another
+    weighing): the weights held constant, so that autograd's gradient is exactly those weights."""
+    weights = weigh(input, dim).detach()
     return logsumexp(input).detach() + (weights * input).sum(-1) - (weights * input).sum(-1).detach()
 
 
@@ -65,7 +65,11 @@ LOGSUMEXP = Problem(
            Case((TensorSpec((2, 4), low=700.0, high=800.0),))),
     mistakes=(Mistake("the softmax is normalised over dimension 0 instead of the last: the weights of "
                       "grad_output are exp(input - result) along the dimension forward reduces, "
-                      "torch.softmax(input, dim=-1).", backward=lambda input: _weighted(input, 0)),),
+                      "torch.softmax(input, dim=-1).", backward=lambda input: _weighted(input, 0)),
+              Mistake("the weights of grad_output are torch.log_softmax(input, -1), the log of the softmax: "
+                      "the derivative of log-sum-exp is the softmax itself, exp(input - result), "
+                      "torch.softmax(input, dim=-1).",
+                      backward=lambda input: _weighted(input, -1, torch.log_softmax))),
 )
 
 
@@ -82,6 +86,19 @@ def _normalised(centred, eps, detach_rstd=False):
     return centred * (rstd.detach() if detach_rstd else rstd)
 
 
+def _scaled(t, factor):
+    """t's values, with its gradient `factor` times autograd's."""
+    return t.detach() + factor * (t - t.detach())
+
+
+def _summed(input, eps=1e-5):
+    """layer norm's values, with both statistics' paths n times too strong: the gradient of a backward
+    that sums over the last dimension where the derivative takes means."""
+    n = input.shape[-1]
+    centred = input - _scaled(input.mean(-1, keepdim=True), n)
+    return centred * _scaled(((centred ** 2).mean(-1, keepdim=True) + eps).rsqrt(), n)
+
+
 LAYERNORM_MISTAKES = (
     Mistake("the mean is taken over dimension 0, across the rows: layer norm takes both statistics over the "
             "last dimension, input.mean(-1, keepdim=True).",
@@ -95,6 +112,9 @@ LAYERNORM_MISTAKES = (
             "every entry of the row, so normalised times the mean of grad_output * normalised over the "
             "last dimension must be subtracted too.",
             backward=lambda input, eps=1e-5: _normalised(_centred(input), eps, detach_rstd=True)),
+    Mistake("backward sums over the last dimension where the derivative takes means: "
+            "grad_output.mean(-1, keepdim=True) and (grad_output * normalised).mean(-1, keepdim=True), "
+            "not .sum(), as the mean and the variance are means of the row.", backward=_summed),
     Mistake("eps is added outside the square root, 1 / (sqrt(variance) + eps): it belongs inside, "
             "1 / sqrt(variance + eps).",
             lambda input, eps=1e-5: _centred(input) / ((_centred(input) ** 2).mean(-1, keepdim=True).sqrt()

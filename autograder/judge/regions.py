@@ -1,0 +1,68 @@
+"""Causes of a wrong elementwise derivative read from where it goes wrong and what it equals: right for
+positive inputs only (an .abs() or a sign missing for negative ones), or the second derivative where the
+first belongs (differentiated once too often). causes.py tries these after its own."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+
+from autograder.judge.diagnose import RTOL, close
+from autograder.measure.encoding import decode_args, differentiable
+
+if TYPE_CHECKING:
+    from autograder.judge.judging import CaseView, Judging
+
+
+def _bracket(view: Judging) -> str:
+    return f" (the derivative is {view.problem.derivative})" if view.problem.derivative else ""
+
+
+def region_cause(view: Judging, case: CaseView, k: int, ds: torch.Tensor, dr: torch.Tensor,
+                 what: str) -> str | None:
+    """ds and dr: the learner's and the right derivative, entry by entry, with respect to input k."""
+    x = case.inputs[k].reshape(-1).to(torch.float64)
+    name = case.tensor_names[k]
+    if x.shape != ds.shape:
+        return None
+    wrong = ~torch.isclose(ds, dr, rtol=RTOL, atol=1e-10)
+    for sign, side, other in ((x < 0, "negative", "positive"), (x > 0, "positive", "negative")):
+        if bool(wrong.any()) and bool((wrong == sign).all()):
+            return (f"{what} is right wherever {name} is {other} and wrong wherever it is {side}: the "
+                    f"formula holds for {other} {name} only: is an .abs() or a sign missing (as 1 + {name} "
+                    f"where 1 + {name}.abs() is meant)?" + (f" The derivative is {view.problem.derivative}."
+                                                          if view.problem.derivative else ""))
+    second = _second_derivative(view, case, k)
+    if second is not None and close(ds, second, RTOL, 1e-10) and not close(dr, second, RTOL, 1e-10):
+        return (f"{what} is the second derivative of {view.lookup} (the derivative of its derivative): the "
+                f"derivative is taken once too often{_bracket(view)}.")
+    return None
+
+
+def _second_derivative(view: Judging, case: CaseView, k: int) -> torch.Tensor | None:
+    """The reference's second derivative with respect to input k, entry by entry (an elementwise function)."""
+    decoded = decode_args(case.encoded)
+    args = [decoded[i].clone().to(torch.float64).requires_grad_() if differentiable(a) else decoded[i]
+            for i, a in enumerate(case.encoded)]
+    tensors = [a for a, e in zip(args, case.encoded) if differentiable(e)]
+    with torch.enable_grad():
+        (first,) = torch.autograd.grad(view.problem.reference(*args, **case.kwargs).sum(), tensors[k],
+                                       create_graph=True)
+        if not first.requires_grad:
+            return None  # a derivative constant in the input (a mask, KillHead's): no second one to tell
+        (second,) = torch.autograd.grad(first.sum(), tensors[k], allow_unused=True)
+    if second is None or not bool(torch.isfinite(second).all()):
+        return None
+    return second.reshape(-1)
+
+
+def ignored_gradient(mine: torch.Tensor, right: torch.Tensor, name: str, source: str) -> str | None:
+    """Second derivatives whose rows are all the same where finite differences' are not: the backward
+    being differentiated returns the same gradient for `name` whatever gradient it is given."""
+    if mine.shape[0] < 2 or not close(mine, mine[:1].expand_as(mine), RTOL, 1e-10) \
+            or close(right, right[:1].expand_as(right), RTOL, 1e-10):
+        return None
+    return (f"{source} returns the same gradient for {name} whatever gradient it is given: it never uses "
+            f"that gradient (its parameter after ctx, the gradient arriving at its output). By the chain "
+            f"rule, each gradient it returns is that gradient times a derivative: multiply by it.")
