@@ -1274,12 +1274,12 @@ LEARNER2 = [
     ("Tanh", TANH_MODERN.replace("return x_t * (1 - y * y)", "return x_t * y"),
      "forward mode", "jvp returns the tangent times forward's output."),
     ("Tanh", TANH_MODERN.replace("return grad_output * (1 - y * y)", "return grad_output * (1 - y) ** 2"),
-     "gradient", "The derivative of Tanh is 1 - tanh(x) ** 2."),  # place, and the derivative
+     "gradient", "the derivative is taken as (1 - y) ** 2, squaring 1 - y where it squares y alone"),
     # Softplus: the second derivative, exp(x) without its denominator
     ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.sigmoid(x) * (1 - torch.sigmoid(x))"),
      "gradient", "is the second derivative of Softplus (the derivative of its derivative)"),
     ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.exp(x)"),
-     "gradient", "The derivative of Softplus is sigmoid(x)"),  # place, and the derivative
+     "gradient", "the derivative is taken as exp(x), that of the exponential alone: the chain rule through"),
     # lesson 7 and NumPy: a Python if on the whole tensor, an attribute for save_for_backward, NumPy on a
     # 0-dimensional tensor, a jvp with a None for the input, the input clamped in forward
     ("Softplus", SOFTPLUS.format(forward="x if bool(x.min() > 20) else torch.log1p(torch.exp(x))",

@@ -58,6 +58,25 @@ TANH_OF_INPUT = Mistake("x, the input, stands where the output belongs: 1 - tanh
                         "forward's output, so save the output (ctx.save_for_backward(output) in "
                         "setup_context).", backward=_as_if_output)
 
+
+def _elementwise(reference, derivative):
+    """A function with reference's values whose autograd gradient is `derivative`, entry by entry: the
+    backward of a mistake (x times the derivative, detached, adds that slope and no value)."""
+    def wrong(x):
+        slope = x * derivative(x).detach()
+        return reference(x).detach() + slope - slope.detach()
+    return wrong
+
+
+TANH_SQUARED_DIFFERENCE = Mistake(
+    "the derivative is taken as (1 - y) ** 2, squaring 1 - y where it squares y alone: 1 - y ** 2 (y "
+    "forward's output), that is 1 - y * y.",
+    backward=_elementwise(torch.tanh, lambda x: (1 - torch.tanh(x)) ** 2))
+SOFTPLUS_WITHOUT_DENOMINATOR = Mistake(
+    "the derivative is taken as exp(x), that of the exponential alone: the chain rule through the log "
+    "divides it by 1 + exp(x), which gives exp(x) / (1 + exp(x)) = sigmoid(x).",
+    backward=_elementwise(F.softplus, torch.exp))
+
 TANH = Problem(
     name="Tanh",
     summary="forward(x) + setup_context, with backward and a jvp for forward-mode AD",
@@ -69,7 +88,7 @@ TANH = Problem(
     elementwise=True,
     derivative="1 - tanh(x) ** 2",
     terms=(Term("1", torch.ones_like), Term("-tanh(x) ** 2", lambda x: -torch.tanh(x) ** 2)),
-    mistakes=(TANH_OF_INPUT,),
+    mistakes=(TANH_OF_INPUT, TANH_SQUARED_DIFFERENCE),
 )
 
 SOFTPLUS = Problem(
@@ -84,6 +103,7 @@ SOFTPLUS = Problem(
     solution=Softplus,
     elementwise=True,
     derivative="sigmoid(x) = 1 / (1 + exp(-x))",
+    mistakes=(SOFTPLUS_WITHOUT_DENOMINATOR,),
 )
 SOFTSIGN = Problem(
     name="softsign",
