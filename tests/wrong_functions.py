@@ -1124,8 +1124,7 @@ RIGHT += LEARNER_RIGHT
 
 
 # -- a learner's and a tutor's list, continued: slips in dims, reductions, orders, flags and saved tensors --
-# Each wrong one fails its check with a sentence that names the cause in the learner's names; the words
-# kept for the few still told only by their place are marked "place only".
+# Each wrong one fails its check with a sentence that names the cause in the learner's names.
 
 L_LSE = LOGSUMEXP.format(forward=LSE_STABLE, backward="{backward}")
 L_LN = LAYERNORM.format(variance=LN_VARIANCE, backward="{backward}")
@@ -1254,7 +1253,7 @@ LEARNER2 = [
      "gradcheck", "backward's term of grad_out_negexp"),
     # Cube: CubeBackward's second gradient without saved_grad_out, saving too few, without grad_out
     ("Cube", L_CUBE.replace("grad_out * saved_grad_out * 6 * x", "grad_out * 6 * x"),
-     "gradgradcheck", "differs from finite differences of backward everywhere"),  # place only
+     "gradgradcheck", "The second derivative with respect to x lacks a factor grad_out: CubeBackward"),
     ("Cube", L_CUBE.replace("ctx.save_for_backward(x, grad_out)", "ctx.save_for_backward(x)"),
      "gradgradcheck", ("CubeBackward.backward unpacks 2 tensors (x, saved_grad_out = ctx.saved_tensors), but "
                       "CubeBackward saved 1 with ctx.save_for_backward(x)")),

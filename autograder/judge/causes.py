@@ -16,7 +16,7 @@ import torch
 
 from autograder.judge.diagnose import RTOL, close, difference_cause, swap_cause
 from autograder.judge.patterns import mean_for_sum, off_by_one, pass_or_block, row_factor, row_offset
-from autograder.judge.regions import ignored_gradient, region_cause
+from autograder.judge.regions import ignored_gradient, lacks_grad_output, region_cause
 from autograder.judge.saved_order import companion_order, own_order
 from autograder.judge.untrusted import float64
 from autograder.measure.contract import CaseMeasurement
@@ -330,8 +330,9 @@ def second_cause(view: Judging, case: CaseView, analytical: torch.Tensor, numeri
                 return (f"The second derivatives with respect to {names[a]} and {names[b]} are swapped: "
                         f"{source} must return its gradients in the order of {order}."), a
     j = wrong[0]
-    said = companion_order(view) or ignored_gradient(part(analytical, j), part(numerical, j), names[j],
-                                                     source)
+    mine, right = part(analytical, j), part(numerical, j)
+    said = companion_order(view) or ignored_gradient(mine, right, names[j], source) \
+        or lacks_grad_output(view, case, mine, right, j, source)
     if said:
         return said, j
     about = f"The second derivative with respect to {names[j]} (how backward's result changes with {names[j]}"

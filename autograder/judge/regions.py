@@ -66,3 +66,25 @@ def ignored_gradient(mine: torch.Tensor, right: torch.Tensor, name: str, source:
     return (f"{source} returns the same gradient for {name} whatever gradient it is given: it never uses "
             f"that gradient (its parameter after ctx, the gradient arriving at its output). By the chain "
             f"rule, each gradient it returns is that gradient times a derivative: multiply by it.")
+
+
+def lacks_grad_output(view: Judging, case: CaseView, mine: torch.Tensor, right: torch.Tensor, j: int,
+                      source: str) -> str | None:
+    """An elementwise problem's second derivatives with respect to input j (mine: autograd's through the
+    learner's backward, right: finite differences of it, one column per entry of the input) that equal the
+    right ones divided by the gradient the first backward was given: `source` (CubeBackward.backward)
+    left that gradient out of its gradient for the input (grad_out * 6 * x where grad_out * saved_grad_out
+    * 6 * x belongs)."""
+    if not view.problem.elementwise or j >= len(case.sizes) or mine.shape[0] != mine.shape[1]:
+        return None
+    v = torch.tensor(case.directions.v, dtype=torch.float64).reshape(-1)
+    if v.shape[0] != mine.shape[0] or close(v, torch.ones_like(v), RTOL, 1e-10):
+        return None
+    if not close(mine.diagonal() * v, right.diagonal(), RTOL, 1e-8) or close(mine, right, RTOL, 1e-8):
+        return None
+    name, g = case.tensor_names[j], view.grad_output
+    saves = f" ({view.problem.companion} saves it for its backward)" if view.problem.companion else ""
+    return (f"The second derivative with respect to {name} lacks a factor {g}: {source}'s gradient for "
+            f"{name} leaves out {g}, the gradient {view.lookup}.backward received. Backward returns {g} "
+            f"times the derivative, so how it changes with {name} is {g} times the second derivative: "
+            f"multiply by {g}{saves}.")
