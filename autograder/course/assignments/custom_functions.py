@@ -126,7 +126,7 @@ EXP = Problem(
     saves=True,
     solution=Exp,
     elementwise=True,
-    derivative="exp of the input, which is forward's output itself (the result you saved)",
+    derivative="exp(x), which is forward's output itself, the result you saved",
 )
 LINEAR = Problem(
     name="LinearFunction",
