@@ -310,13 +310,12 @@ def _item(message: str, kind: str, error: StudentError, view: Judging, case: Cas
             f"itself, entry by entry, which also keeps autograd's history.")
 
 
-_CAUSES = [unpacked_out_of_order,  # saved_order.py: first, as a wrong order makes other errors
-           _setup_context_with_ctx, _direct_forward, _numpy_with_grad, _numpy_number, _not_a_tensor, _count,
-           out_of_order, _gradient_for_number, _shape, _needs_input_grad, _no_history, _in_place,
-           leaf_in_place, _matmul, _no_storage,
-           _op_returns_input, _no_jvp, jvp_count, _saved_for_forward, _saved_a_tuple, _no_vmap_rule,
-           _ctx_attribute,
-           _item] + SLIPS  # slips.py: Python and PyTorch usage
+# In order, first match wins: saved tensors unpacked out of order first (a wrong order makes other errors);
+# returned.py's and saved_order.py's beside their neighbours here; slips.py's (Python and PyTorch usage) last.
+_CAUSES = [unpacked_out_of_order, _setup_context_with_ctx, _direct_forward, _numpy_with_grad, _numpy_number,
+           _not_a_tensor, _count, out_of_order, _gradient_for_number, _shape, _needs_input_grad, _no_history,
+           _in_place, leaf_in_place, _matmul, _no_storage, _op_returns_input, _no_jvp, jvp_count,
+           _saved_for_forward, _saved_a_tuple, _no_vmap_rule, _ctx_attribute, _item, *SLIPS]
 
 
 def opcheck_cause(test: str, text: str, view: Judging, case: CaseView) -> str | None:
