@@ -74,7 +74,7 @@ def check(obj, problem: str | None = None, seed: int = 0, table: bool = False) -
     from autograder.judge.reference import encoded_cases, expectations
     from autograder.judge.verdicts import judge
 
-    name = problem or getattr(obj, "__name__", None) or getattr(obj, "_name", None)  # _name: a custom op
+    name = problem or _own_name(obj, sys._getframe(1).f_globals)
     if not name:
         raise TypeError("check() needs the class or function itself, e.g. check(KillHead), or "
                         "check(obj, problem='KillHead').")
@@ -89,3 +89,13 @@ def check(obj, problem: str | None = None, seed: int = 0, table: bool = False) -
         data = probe(spec, namespace, encoded_cases(spec, seed), seed, expectations(spec, seed))
     results = [r for r in judge(spec, data, seed) if not r.hidden]
     return Report(spec.name, results, table, name if problem is None else f"{name}, problem={problem!r}")
+
+
+def _own_name(obj, caller: dict) -> str | None:
+    """obj's name: its __name__ (a custom op's _name), or, for a lambda or a functools.partial (sinh =
+    lambda x: Sinh.apply(x)[0]), the name the calling cell binds it to."""
+    own = getattr(obj, "__name__", None) or getattr(obj, "_name", None)  # _name: a custom op
+    if isinstance(own, str) and own.isidentifier():
+        return own
+    bound = [key for key, value in caller.items() if value is obj and not key.startswith("_")]
+    return bound[0] if bound else own

@@ -1377,3 +1377,565 @@ NEVER += [(_ORDER, "KillHead", "which is not a tensor"),
           (_MATMUL, "LinearFunction", "use input itself there"),
           (_FLAGS, "LinearFunction", "Test the argument first"),
           (_KEEPDIM, "LayerNorm", "When forward reduces a dimension")]
+
+
+# -- right but unusual, a third list: other names, other APIs, other valid conventions --------------------
+# Each keeps full marks: nothing the exercise states is broken, only written another way.
+
+L3_MODERN = '''
+class {name}(Function):
+    @staticmethod
+    def forward({args}):
+        return {forward}
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        {setup}
+
+    @staticmethod
+    def backward(ctx, {grads}):
+        {backward}
+'''
+L3_SCIPY = SCIPY_CONV.format(grad_input="{grad_input}", grad_filter="{grad_filter}")
+
+LEARNER3_RIGHT = [
+    # KillHead: a column mask from arange, index_fill, torch.cat in forward
+    ("KillHead", KILLHEAD_ANY.format(forward=L_KILLHEAD, backward=(
+        "keep = (torch.arange(grad_output.shape[1]) >= ctx.n).to(grad_output.dtype)\n"
+        "        return grad_output * keep, None"))),
+    ("KillHead", KILLHEAD_ANY.format(forward="return input.index_fill(1, torch.arange(n), 0)", backward=(
+        "return grad_output.index_fill(1, torch.arange(ctx.n), 0), None"))),
+    ("KillHead", KILLHEAD_ANY.format(forward="return torch.cat([torch.zeros_like(input[:, :n]), input[:, "
+                                             "n:]], "
+                                             "dim=1)",
+                                     backward="out = torch.zeros_like(grad_output)\n"
+                                              "        out[:, ctx.n:] = grad_output[:, ctx.n:]\n"
+                                              "        return out, None")),
+    # MyReLU: torch.where keeping grad_output at 0, F.relu with the output saved, setup_context, no_grad
+    ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED + (
+        "return torch.where(input < 0, torch.zeros_like(grad_output), grad_output)"))),
+    ("MyReLU", "import torch.nn.functional as F\n" + MYRELU.format(
+        forward="out = F.relu(input)\n        ctx.save_for_backward(out)\n        return out",
+        backward="out, = ctx.saved_tensors\n        return grad_output * out.gt(0).type_as(grad_output)")),
+    ("MyReLU", L3_MODERN.format(name="MyReLU", args="x", forward="torch.maximum(x, torch.zeros_like(x))",
+                                setup="x, = inputs\n        ctx.save_for_backward(x)", grads="g",
+                                backward="x, = ctx.saved_tensors\n        return g.mul(x >= 0)")),
+    ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED + (
+        "if not ctx.needs_input_grad[0]:\n            return None\n        with torch.no_grad():\n"
+        "            return grad_output * (input > 0)"))),
+    ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED + (
+        "grad_input = torch.empty_like(grad_output)\n        grad_input.copy_(grad_output)\n"
+        "        grad_input.mul_((input > 0).double())\n        return grad_input"))),
+    # Exp: setup_context saving the output, needs_input_grad, torch.mul
+    ("Exp", L3_MODERN.format(name="Exp", args="x", forward="torch.exp(x)",
+                             setup="ctx.save_for_backward(output)", grads="grad_output",
+                             backward="y, = ctx.saved_tensors\n        return grad_output * y")),
+    ("Exp", EXP.format(forward=L_EXP, backward="if ctx.needs_input_grad[0]:\n            result, = "
+                                               "ctx.saved_tensors\n            return torch.mul(grad_output, "
+                                               "result)\n        return None")),
+    # LinearFunction: @ and .mT, a flag for the bias on ctx, setup_context, F.linear with einsum for bias
+    ("LinearFunction", '''
+class LinearFunction(Function):
+    @staticmethod
+    def forward(ctx, x, w, b=None):
+        ctx.save_for_backward(x, w)
+        ctx.has_bias = b is not None
+        y = x @ w.mT
+        if b is not None:
+            y += b  # in place, on a tensor forward itself made
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        db = dy.sum(0) if ctx.has_bias else None
+        return dy @ w, dy.mT @ x, db
+'''),
+    ("LinearFunction", '''
+class LinearFunction(Function):
+    @staticmethod
+    def forward(input, weight, bias=None):
+        return torch.nn.functional.linear(input, weight, bias)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        input, weight, *rest = inputs
+        ctx.save_for_backward(input, weight)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, weight = ctx.saved_tensors
+        grad_bias = None
+        if len(ctx.needs_input_grad) > 2 and ctx.needs_input_grad[2]:
+            grad_bias = torch.einsum("no->o", grad_output)
+        return torch.matmul(grad_output, weight), torch.matmul(grad_output.t(), input), grad_bias
+'''),
+    # Something: the sign of the product, saved output, setup_context, needs_input_grad
+    ("Something", SOMETHING.format(forward="out = (input1 * input2).abs()\n        "
+                                           "ctx.save_for_backward(input1, input2)\n        return out",
+                                   backward=SOMETHING_LOADED + "g = grad_output * torch.sign(input1) * "
+                                   "torch.sign(input2)\n        return g * input2, g * input1")),
+    ("Something", L3_MODERN.format(name="Something", args="u, v", forward="torch.abs(u * v)",
+                                   setup="ctx.save_for_backward(*inputs)", grads="g",
+                                   backward="u, v = ctx.saved_tensors\n        du = dv = None\n"
+                                            "        if ctx.needs_input_grad[0]:\n"
+                                            "            du = g * v.abs() * u.sign()\n"
+                                            "        if ctx.needs_input_grad[1]:\n"
+                                            "            dv = g * u.abs() * v.sign()\n"
+                                            "        return du, dv")),
+    # LogSumExp: max via .values and unsqueeze, softmax in backward from the saved input alone
+    ("LogSumExp", '''
+class LogSumExp(Function):
+    @staticmethod
+    def forward(ctx, x):
+        m = x.max(dim=-1).values
+        ctx.save_for_backward(x)
+        return m + torch.log(torch.sum(torch.exp(x - m.unsqueeze(-1)), dim=-1))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g.unsqueeze(-1) * torch.nn.functional.softmax(x, dim=-1)
+'''),
+    ("LogSumExp", L_LSE.format(backward="p = torch.exp(input - result.unsqueeze(-1))\n"
+                                        "        return p.mul_(grad_output.unsqueeze(-1))")),
+    ("LogSumExp", LOGSUMEXP.format(forward="result = torch.logsumexp(input, dim=-1, "
+                                           "keepdim=True).squeeze(-1)",
+                                   backward="return torch.einsum('...,...i->...i', grad_output, "
+                                            "(input - result[..., None]).exp())")),
+    # LayerNorm: the standard deviation saved in place of its reciprocal, var with correction=0
+    ("LayerNorm", '''
+class LayerNorm(Function):
+    @staticmethod
+    def forward(ctx, input, eps=1e-5):
+        mu = input.mean(dim=-1, keepdim=True)
+        sigma = torch.sqrt(input.var(dim=-1, correction=0, keepdim=True) + eps)
+        xhat = (input - mu) / sigma
+        ctx.save_for_backward(xhat, sigma)
+        return xhat
+
+    @staticmethod
+    def backward(ctx, dy):
+        xhat, sigma = ctx.saved_tensors
+        n = xhat.shape[-1]
+        dx = (n * dy - dy.sum(-1, keepdim=True) - xhat * (dy * xhat).sum(-1, keepdim=True)) / (n * sigma)
+        return dx, None
+'''),
+    ("LayerNorm", LAYERNORM.format(variance="(input - mean).pow(2).mean(-1).unsqueeze(-1)",
+                                   backward="rstd * (g - g.mean(-1, keepdim=True) - normalised * "
+                                            "torch.mean(g * normalised, dim=-1, keepdim=True))")
+     .replace("        return rstd", "        return rstd").replace(
+        "keepdim=True))\n", "keepdim=True)), None\n")),
+    # ScipyConv2dFunction: np.flip and the flipped grad_output, torch.as_tensor / torch.tensor
+    ("ScipyConv2dFunction", L3_SCIPY.format(
+        grad_input="correlate2d(grad_output.numpy(), np.flip(filter.numpy()), mode='full')",
+        grad_filter="convolve2d(input.numpy(), grad_output.numpy()[::-1, ::-1], mode='valid')")),
+    ("ScipyConv2dFunction", L_CONV.replace("return input.new(result)",
+                                           "return torch.as_tensor(result, dtype=input.dtype)")
+     .replace("return grad_output.new(grad_input), grad_output.new(grad_filter)",
+              "return torch.tensor(grad_input), torch.tensor(grad_filter.copy())")),
+    # Square: setup_context, x + x, needs_input_grad
+    ("Square", L3_MODERN.format(name="Square", args="x", forward="x.square()",
+                                setup="ctx.save_for_backward(inputs[0])", grads="grad_out",
+                                backward="x, = ctx.saved_tensors\n"
+                                         "        return torch.mul(grad_out, x + x)")),
+    ("Square", SQUARE.format(forward=L_SQUARE, backward="x, = ctx.saved_tensors\n"
+                                                       "        if not ctx.needs_input_grad[0]:\n"
+                                                       "            return None\n"
+                                                       "        return 2.0 * x * grad_out")),
+    # Sinh: cosh of the saved input, exp(-x) as 1 / exp(x), the wrapper unpacking the three outputs
+    ("Sinh", SINH.format(body="return grad_out * torch.cosh(x) + grad_out_exp * expx - grad_out_negexp * "
+                              "expnegx").replace("ctx.save_for_backward(expx, expnegx)",
+                                                 "ctx.save_for_backward(x, expx, expnegx)")
+     .replace("expx, expnegx = ctx.saved_tensors", "x, expx, expnegx = ctx.saved_tensors")),
+    ("Sinh", SINH.format(body=L_SINH_RIGHT).replace("expx, expnegx = torch.exp(x), torch.exp(-x)",
+                                                    "expx = torch.exp(x)\n        expnegx = 1 / expx")
+     .replace("return Sinh.apply(x)[0]", "out, _, _ = Sinh.apply(x)\n    return out")),
+    ("Sinh", SINH.format(body="cosh = 0.5 * (expx + expnegx)\n        grad_x = grad_out * cosh\n"
+                              "        if grad_out_exp is not None:\n            grad_x = grad_x + "
+                              "grad_out_exp * expx\n"
+                              "        if grad_out_negexp is not None:\n"
+                              "            grad_x = grad_x - grad_out_negexp * expnegx\n        return "
+                              "grad_x")),
+    # Cube: CubeBackward in PyTorch, its tensors saved in the other order, the gradients named
+    ("Cube", L_CUBE.replace("return cube_backward(grad_out, x)", "return grad_out * 3 * x.pow(2)")
+     .replace("ctx.save_for_backward(x, grad_out)", "ctx.save_for_backward(grad_out, x)")
+     .replace("x, saved_grad_out = ctx.saved_tensors", "saved_grad_out, x = ctx.saved_tensors")),
+    ("Cube", L_CUBE.replace(L_BACKWARD_RIGHT, "d_grad = 3 * grad_out * x * x\n"
+                                              "        d_x = 6 * grad_out * saved_grad_out * x\n"
+                                              "        return d_grad, d_x")
+     .replace("x, = ctx.saved_tensors\n        return CubeBackward",
+              "(x,) = ctx.saved_tensors\n        return CubeBackward")),
+    ("Cube", L_CUBE.replace("return x ** 3", "return x * x * x")
+     .replace("x, = ctx.saved_tensors\n        return CubeBackward.apply(grad_out, x)",
+              "x, = ctx.saved_tensors\n        grad_x = CubeBackward.apply(grad_out, x)\n        return "
+              "grad_x")),
+    # BatchNorm: std via torch.std and view, the sigma path written through sigma itself
+    ("BatchNorm", '''
+class BatchNorm(Function):
+    @staticmethod
+    def forward(ctx, X, eps=1e-3):
+        C = X.shape[1]
+        mean = X.mean(dim=(0, 2, 3)).view(1, C, 1, 1)
+        std = torch.std(X, dim=(0, 2, 3), correction=1).view(1, C, 1, 1)
+        ctx.save_for_backward(X, mean, std)
+        ctx.eps = eps
+        return (X - mean) / (std + eps)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        X, mean, std = ctx.saved_tensors
+        n = X.numel() // X.shape[1]
+        xc = X - mean
+        d = std + ctx.eps
+        dstd = -(grad_out * xc).sum(dim=(0, 2, 3), keepdim=True) / d ** 2
+        dX = (grad_out - grad_out.mean(dim=(0, 2, 3), keepdim=True)) / d + dstd * xc / ((n - 1) * std)
+        return dX, None
+'''),
+    ("BatchNorm", batch_norm(sqrt_var="torch.sqrt(X.var(dim=(0, 2, 3), correction=1))",
+                             denominator="(sqrt_var + eps)[None, :, None, None]")),
+    # Tanh: the input saved and tanh recomputed, the jvp through cosh
+    ("Tanh", TANH_MODERN.replace(L_TANH_SAVED, "x, = inputs\n        ctx.save_for_backward(x)\n"
+                                               "        ctx.save_for_forward(x)")
+     .replace("return grad_output * (1 - y * y)", "return grad_output * (1 - torch.tanh(y).pow(2))")
+     .replace("return x_t * (1 - y * y)", "return x_t / torch.cosh(y).square()")),
+    ("Tanh", TANH_MODERN.replace("return torch.tanh(x)", "return x.tanh()")
+     .replace("return grad_output * (1 - y * y)", "return grad_output - grad_output * y ** 2")
+     .replace("return x_t * (1 - y * y)", "return x_t.mul(1 - y.square())")),
+    # Softplus: logaddexp, relu + log1p, expit
+    ("Softplus", SOFTPLUS.format(forward="torch.logaddexp(torch.zeros_like(x), x)",
+                                 derivative="torch.special.expit(x)")),
+    ("Softplus", SOFTPLUS.format(forward="torch.relu(x) + torch.log1p(torch.exp(-torch.abs(x)))",
+                                 derivative="torch.exp(-torch.nn.functional.softplus(-x))")),
+    # softsign: another fake, the square written as a product, the input saved under another name
+    ("softsign", _softsign("l3fake", "return torch.empty_like(x)", "return x.new_empty(x.shape)")),
+    ("softsign", _softsign("l3prod", "return g / (1 + x.abs()) ** 2",
+                           "d = 1 + x.abs()\n    return g / (d * d)")
+     .replace("x / (1 + x.abs())", "x / (x.abs() + 1)")),
+]
+
+# Modern PyTorch too: an in-place exp on a fresh copy, set_materialize_grads(False), once_differentiable
+# on first-order problems, a float32 mask, no_grad in a first-order backward, the variance saved for BatchNorm
+LEARNER3_RIGHT += [
+    ("Exp", EXP.format(forward="result = x.clone()\n        result.exp_()  # in place, on a fresh copy\n"
+                               "        ctx.save_for_backward(result)\n        return result",
+                       backward=L_EXP_BACKWARD)),
+    ("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.save_for_backward(x, result)\n        "
+                               "return result",
+                       backward="_, result = ctx.saved_tensors\n        return grad_output * result")),
+    ("Exp", EXP.format(forward="ctx.set_materialize_grads(False)\n        result = torch.exp(x)\n"
+                               "        ctx.save_for_backward(result)\n        return result",
+                       backward="if grad_output is None:\n            return None\n"
+                                "        result, = ctx.saved_tensors\n        return grad_output * result")),
+    ("MyReLU", "from torch.autograd.function import once_differentiable\n" + MYRELU.format(
+        forward=MYRELU_SAVED, backward=MYRELU_LOADED + "return grad_output * (input >= 0)").replace(
+        "    @staticmethod\n    def backward", "    @staticmethod\n    @once_differentiable\n    def "
+                                               "backward")),
+    ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED +
+                             "return grad_output.clone().masked_fill_(input < 0, 0)")),
+    ("KillHead", KILLHEAD_ANY.format(forward="mask = torch.ones(input.shape[1])  # float32\n"
+                                             "        mask[:n] = 0\n        return input * mask",
+                                     backward="mask = torch.ones(grad_output.shape[1])\n"
+                                              "        mask[:ctx.n] = 0\n        return grad_output * "
+                                              "mask, None")),
+    ("KillHead", KILLHEAD_ANY.format(forward="ctx.set_materialize_grads(False)\n        " + L_KILLHEAD,
+                                     backward="if grad_output is None:\n            return None, None\n"
+                                              "        " + KILLHEAD_RIGHT_BACKWARD)),
+    ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight)\n"
+                                          "        grad_weight = input.t().mm(grad_output).t()\n"
+                                          "        if bias is not None:\n"
+                                          "            grad_bias = grad_output.sum(0)").replace(
+        "output = output + bias", "output = output + bias.unsqueeze(0).expand_as(output)")),
+    ("LinearFunction", "from torch.autograd.function import once_differentiable\n"
+     + LINEAR.format(body=L_LINEAR)
+     .replace("    @staticmethod\n    def backward", "    @staticmethod\n    @once_differentiable\n    "
+                                                     "def backward")),
+    ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
+                                   "with torch.no_grad():\n            s = torch.sign(input1 * input2)\n"
+                                   "            return grad_output * s * input2, grad_output * s * input1")),
+    ("LayerNorm", '''
+class LayerNorm(Function):
+    @staticmethod
+    def forward(ctx, input, eps=1e-5):
+        ctx.save_for_backward(input)
+        ctx.eps = eps
+        mean = input.mean(-1, keepdim=True)
+        var = ((input - mean) ** 2).mean(-1, keepdim=True)
+        return (input - mean) / torch.sqrt(var + eps)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, = ctx.saved_tensors
+        n = input.shape[-1]
+        mean = input.mean(-1, keepdim=True)
+        var = ((input - mean) ** 2).mean(-1, keepdim=True)
+        inv = 1.0 / torch.sqrt(var + ctx.eps)
+        xhat = (input - mean) * inv
+        dxhat = grad_output
+        dvar = (dxhat * (input - mean)).sum(-1, keepdim=True) * -0.5 * inv ** 3
+        dmean = -(dxhat * inv).sum(-1, keepdim=True) + dvar * (-2.0 * (input - mean)).mean(-1, keepdim=True)
+        return dxhat * inv + dvar * 2.0 * (input - mean) / n + dmean / n, None
+'''),
+    ("LogSumExp", "from torch.autograd.function import once_differentiable\n" + LOGSUMEXP.format(
+        forward="result = torch.logsumexp(input, -1)", backward=LSE_GRAD).replace(
+        "    @staticmethod\n    def backward", "    @staticmethod\n    @once_differentiable\n    def "
+                                               "backward")),
+    ("Square", SQUARE.format(forward=L_SQUARE, backward="x, = ctx.saved_tensors\n        g = "
+                                                        "grad_out.clone()\n"
+                                                       "        g.mul_(x)\n        g.mul_(2)\n        "
+                                                       "return g")),
+    ("Square", SQUARE.format(forward="ctx.save_for_backward(x)\n        return torch.pow(x, 2)",
+                             backward="(x,) = ctx.saved_tensors\n        return grad_out * x * 2")),
+    ("Sinh", SINH.format(body="cosh = (expx + expnegx) / 2\n        grad = grad_out * cosh if grad_out "
+                              "is not None "
+                              "else torch.zeros_like(expx)\n"
+                              "        if grad_out_exp is not None:\n            grad = grad + "
+                              "grad_out_exp * expx\n"
+                              "        if grad_out_negexp is not None:\n            grad = grad - "
+                              "grad_out_negexp * expnegx\n"
+                              "        return grad").replace("        ctx.save_for_backward(expx, expnegx)\n",
+                                                          "        ctx.save_for_backward(expx, expnegx)\n"
+                                                          "        ctx.set_materialize_grads(False)\n")),
+    ("Cube", L_CUBE.replace('''    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+''', '''    @staticmethod
+    def forward(x):
+        return x ** 3
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+''')),
+    ("Cube", L_CUBE.replace("return grad_out * 3 * x ** 2, grad_out * saved_grad_out * 6 * x",
+                            "if not any(ctx.needs_input_grad):\n            return None, None\n"
+                            "        return grad_out * 3 * x ** 2, grad_out * saved_grad_out * 6 * x")),
+    ("BatchNorm", '''
+class BatchNorm(Function):
+    @staticmethod
+    def forward(ctx, X, eps=1e-3):
+        dims = (0, 2, 3)
+        mean = X.mean(dim=dims, keepdim=True)
+        var = ((X - mean) ** 2).sum(dim=dims, keepdim=True) / (X.numel() // X.shape[1] - 1)
+        ctx.save_for_backward(X, mean, var)
+        ctx.eps = eps
+        return (X - mean) / (var.sqrt() + eps)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        X, mean, var = ctx.saved_tensors
+        dims, n = (0, 2, 3), X.numel() // X.shape[1]
+        std = var.sqrt()
+        xc, d = X - mean, std + ctx.eps
+        dvar = -(grad_out * xc).sum(dims, keepdim=True) / d ** 2 / (2 * std)
+        return (grad_out - grad_out.mean(dims, keepdim=True)) / d + dvar * 2 * xc / (n - 1), None
+'''),
+    ("Tanh", TANH_MODERN.replace(L_TANH_SAVED, "ctx.save_for_backward(output)\n        "
+                                               "ctx.save_for_forward(inputs[0])")
+     .replace("return x_t * (1 - y * y)", "return x_t * (1 - torch.tanh(y) ** 2)  # y is x here")),
+    ("Tanh", TANH_MODERN.replace("return torch.tanh(x)", "return torch.tanh(x.double()).to(x.dtype)")),
+    ("Softplus", SOFTPLUS.format(forward="torch.where(x > 0, x + torch.log1p(torch.exp(-x)), "
+                                         "torch.log1p(torch.exp(x)))",
+                                 derivative="torch.where(x >= 0, 1 / (1 + torch.exp(-x)), torch.exp(x) / "
+                                            "(1 + torch.exp(x)))")),
+    ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.sigmoid(x)").replace(
+        "ctx.save_for_backward(inputs[0])", "x, = inputs\n        ctx.save_for_backward(x)")),
+    ("softsign", _softsign("b2ctx", "ctx.save_for_backward(inputs[0])", "ctx.x = inputs[0]")
+     .replace("x, = ctx.saved_tensors", "x = ctx.x")),
+    ("softsign", '''
+@torch.library.custom_op("learner_b2api::softsign", mutates_args=())
+def softsign(x: torch.Tensor) -> torch.Tensor:
+    return x / (1 + torch.abs(x))
+
+
+torch.library.register_fake("learner_b2api::softsign")(lambda x: torch.empty_like(x))
+
+
+def backward(ctx, grad):
+    x, = ctx.saved_tensors
+    return grad * torch.reciprocal((1 + x.abs()) ** 2)
+
+
+def setup_context(ctx, inputs, output):
+    ctx.save_for_backward(*inputs)
+
+
+torch.library.register_autograd("learner_b2api::softsign", backward, setup_context=setup_context)
+'''),
+    ("ScipyConv2dFunction", L_CONV.replace("result = correlate2d(input.numpy(), filter.numpy(), "
+                                           "mode='valid')",
+                                           "result = correlate2d(input.detach().numpy(), "
+                                           "filter.detach().numpy())")),
+]
+
+# A float64 mask, heaviside's 1/2 at the kink, setup_context for KillHead, a zero gradient nobody needs, as
+# many gradients as inputs, F.conv2d, a fake that computes, a 1-tuple, companion calls wrapped or aliased
+LEARNER3_RIGHT += [
+    ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED + "return grad_output * (input "
+                                                                            "> 0).double()")),
+    ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED +
+                             "return grad_output * torch.heaviside(input, torch.tensor(0.5, "
+                             "dtype=input.dtype))")),
+    ("KillHead", '''
+class KillHead(Function):
+    @staticmethod
+    def forward(input, n):
+        out = input.clone()
+        out[:, :n] = 0
+        return out
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _, ctx.n = inputs
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_output = grad_output.clone()
+        grad_output[:, :ctx.n] = 0
+        return grad_output, None
+'''),
+    ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight) if ctx.needs_input_grad[0] "
+                                          "else torch.zeros_like(input)\n"
+                                          "        grad_weight = grad_output.t().mm(input)\n"
+                                          "        if bias is not None:\n            grad_bias = "
+                                          "grad_output.sum(0)")),
+    ("LinearFunction", LINEAR.format(body=L_LINEAR).replace("        return grad_input, grad_weight, "
+                                                            "grad_bias",
+        "        grads = (grad_input, grad_weight, grad_bias)\n        return "
+        "grads[:len(ctx.needs_input_grad)]")),
+    ("ScipyConv2dFunction", '''
+import torch.nn.functional as F
+
+
+class ScipyConv2dFunction(Function):
+    @staticmethod
+    def forward(ctx, input, filter):
+        ctx.save_for_backward(input, filter)
+        return F.conv2d(input[None, None], filter[None, None])[0, 0]
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, filter = ctx.saved_tensors
+        grad_input = F.conv_transpose2d(grad_output[None, None], filter[None, None])[0, 0]
+        grad_filter = F.conv2d(input[None, None], grad_output[None, None])[0, 0]
+        return grad_input, grad_filter
+'''),
+    ("softsign", _softsign("b3fake", "return torch.empty_like(x)", "return x / (1 + x.abs())")),
+    ("softsign", _softsign("b3tuple", "return g / (1 + x.abs()) ** 2", "return (g / (1 + x.abs()) ** 2,)")),
+    ("softsign", _softsign("b3list", "mutates_args=()", "mutates_args=[]")),
+    ("LogSumExp", LOGSUMEXP.format(forward="m = input.max(-1, keepdim=True)[0]\n"
+                                           "        result = (m + torch.log(torch.exp(input - m).sum(-1, "
+                                           "keepdim=True))).squeeze(-1)",
+                                   backward="e = torch.exp(input - input.max(-1, keepdim=True)[0])\n"
+                                            "        return grad_output.unsqueeze(-1) * e / e.sum(-1, "
+                                            "keepdim=True)")),
+    ("Exp", EXP.format(forward=L_EXP, backward="result, = ctx.saved_tensors\n        return (grad_output "
+                                               "* result,)")),
+    ("Sinh", SINH.format(body="return (grad_out * (expx + expnegx) / 2 + grad_out_exp * expx - "
+                              "grad_out_negexp * expnegx,)")),
+    ("Cube", L_CUBE.replace("return CubeBackward.apply(grad_out, x)", "return "
+                                                                      "CubeBackward.apply(grad_out, x) * "
+                                                                      "1.0")),
+    ("Cube", L_CUBE.replace("return CubeBackward.apply(grad_out, x)", "apply = CubeBackward.apply\n      "
+                                                                      "  return apply(grad_out, x)")),
+    ("Square", SQUARE.format(forward="y = x * x\n        ctx.save_for_backward(x, y)\n        return y",
+                             backward="x, _ = ctx.saved_tensors\n        return 2 * x * grad_out")),
+    ("Something", SOMETHING.format(forward="ctx.save_for_backward(input2, input1)\n        return "
+                                           "(input1 * input2).abs()",
+                                   backward="v, u = ctx.saved_tensors\n        s = (u * v).sign()\n"
+                                            "        return grad_output * s * v, grad_output * s * u")),
+    ("Tanh", TANH_MODERN.replace(L_TANH_SAVED, "y = output\n        ctx.save_for_backward(y)\n        "
+                                               "ctx.save_for_forward(y)")
+     .replace("return x_t * (1 - y * y)", "out = x_t.clone()\n        out.mul_(1 - y * y)\n        "
+                                          "return out")),
+    ("Softplus", SOFTPLUS.format(forward="torch.nn.functional.softplus(x)", derivative="torch.sigmoid(x)")),
+    ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.exp(x - (x.clamp(min=0) + "
+                                                            "torch.log1p(torch.exp(-x.abs()))))")),
+    ("BatchNorm", batch_norm().replace("ctx.eps = eps", "ctx.eps = float(eps)\n        ctx.shape = X.shape")),
+    ("LayerNorm", LAYERNORM.format(variance=LN_VARIANCE, backward=LN_GRAD).replace(
+        "rstd = (", "rstd = 1 / torch.sqrt(").replace(").rsqrt()", ")")),
+]
+
+# Other names for ctx and the gradients, a base class with the backward, sinh as a lambda, a helper
+# that calls the companion
+LEARNER3_RIGHT += [
+    ("Exp", '''
+class Exp(torch.autograd.Function):
+    """exp, its output saved."""
+
+    @staticmethod
+    def forward(context, x):
+        y = x.exp()
+        context.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(context, dy):
+        (y,) = context.saved_tensors
+        return Exp._scale(dy, y)
+
+    @staticmethod
+    def _scale(a, b):
+        return a * b
+'''),
+    ("MyReLU", '''
+class _Elementwise(Function):
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output * ctx.derivative(x)
+
+
+class MyReLU(_Elementwise):
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        ctx.derivative = lambda t: (t > 0).to(t.dtype)
+        return input.clamp(min=0)
+'''),
+    ("Sinh", SINH.format(body=L_SINH_RIGHT).replace("def sinh(x):\n    return Sinh.apply(x)[0]",
+                                                    "sinh = lambda x: Sinh.apply(x)[0]  # noqa")),
+    ("Sinh", SINH.format(body=L_SINH_RIGHT).replace("return Sinh.apply(x)[0]", "y, *_ = Sinh.apply(x)\n  "
+                                                                               "  return y")),
+    ("Square", SQUARE.format(forward=L_SQUARE, backward="x, = ctx.saved_tensors\n        return grad_out "
+                                                        "* 2 * x")
+     .replace("class Square(Function)", "class Square(torch.autograd.Function)")),
+    ("Cube", L_CUBE.replace("return CubeBackward.apply(grad_out, x)", "return _cube_grad(grad_out, x)")
+     + "\n\ndef _cube_grad(g, x):\n    return CubeBackward.apply(g, x)\n"),
+    ("LogSumExp", L_LSE.format(backward="w = torch.softmax(input, dim=input.dim() - 1)\n"
+                                        "        return w * grad_output.reshape(*grad_output.shape, 1)")),
+    ("LayerNorm", '''
+class LayerNorm(Function):
+    @staticmethod
+    def forward(x, eps=1e-5):
+        mu = x.mean(-1, keepdim=True)
+        return (x - mu) * torch.rsqrt(x.var(-1, unbiased=False, keepdim=True) + eps)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x = inputs[0]
+        eps = inputs[1] if len(inputs) > 1 else 1e-5
+        ctx.save_for_backward(output, torch.rsqrt(x.var(-1, unbiased=False, keepdim=True) + eps))
+
+    @staticmethod
+    def backward(ctx, g):
+        y, r = ctx.saved_tensors
+        return r * (g - g.mean(-1, keepdim=True) - y * (g * y).mean(-1, keepdim=True)), None
+'''),
+    ("Tanh", TANH_MODERN.replace("class Tanh(Function)", "class Tanh(torch.autograd.Function)")
+     .replace("def backward(ctx, grad_output)", "def backward(c, gy)").replace("return grad_output * (1 "
+                                                                               "- y * y)", "return gy * "
+                                                                                           "(1 - y * y)")
+     .replace("def jvp(ctx, x_t)", "def jvp(c, tangent)").replace("return x_t * (1 - y * y)", "return "
+                                                                                              "tangent * "
+                                                                                              "(1 - y * y)")
+     .replace("y, = ctx.saved_tensors", "y, = c.saved_tensors")),
+    ("KillHead", KILLHEAD_ANY.format(forward="result = input.detach().clone()\n        result[:, :n] = "
+                                             "0\n        return result",
+                                     backward=KILLHEAD_RIGHT_BACKWARD)),
+    ("BatchNorm", batch_norm(backward="(grad_out - g_mean) / denom + centred * unsqueeze_all("
+                                      "grad_sqrt_var) / ((N - 1) * unsqueeze_all(sqrt_var))")),
+]
+
+RIGHT += LEARNER3_RIGHT

@@ -115,6 +115,11 @@ def implemented(path: Path, problems: tuple[str, ...]) -> set[str]:
         for node in _statements(str(source)):
             if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.name in problems:
                 (found.add if not _stub(node) else found.discard)(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and not isinstance(node.value, (ast.Constant,
+                                                                                            type(None))):
+                # sinh = lambda x: Sinh.apply(x)[0] defines sinh; sinh = None does not
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found |= {t.id for t in targets if isinstance(t, ast.Name)} & set(problems)
             elif isinstance(node, ast.ImportFrom):  # from helpers import KillHead: defined there
                 found |= {a.asname or a.name for a in node.names} & set(problems)
     return found

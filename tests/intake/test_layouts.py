@@ -349,3 +349,12 @@ def test_an_unreadable_file_is_named_without_the_instructors_path(tmp_path, monk
     (sub,) = load([folder])
     assert sub.unreadable and sub.error == "hw.ipynb could not be read (Permission denied)."
     assert str(tmp_path) in sub.found_at  # for the instructor's list only
+
+
+def test_a_problem_bound_by_assignment_counts_as_defined(tmp_path):
+    """Is sinh = lambda x: Sinh.apply(x)[0] a definition of sinh (a right answer, written without def),
+    while sinh = None, a placeholder, is not?"""
+    from autograder.intake.student_files import implemented
+    path = tmp_path / "answers.py"
+    path.write_text("sinh = lambda x: Sinh.apply(x)[0]\nCube = None\n")
+    assert implemented(path, ("sinh", "Cube")) == {"sinh"}
