@@ -74,12 +74,13 @@ def check(obj, problem: str | None = None, seed: int = 0, table: bool = False) -
     from autograder.judge.reference import encoded_cases, expectations
     from autograder.judge.verdicts import judge
 
-    name = problem or _own_name(obj, sys._getframe(1).f_globals)
+    # with AUTOGRADER_EXTRA's files: an instructor's problems, visible to check() when they want
+    registry = for_notebooks()
+    name = problem or _graded_name(obj, sys._getframe(1).f_globals, registry)
     if not name:
         raise TypeError("check() needs the class or function itself, e.g. check(KillHead), or "
                         "check(obj, problem='KillHead').")
-    # with AUTOGRADER_EXTRA's files: an instructor's problems, visible to check() when they want
-    spec = for_notebooks().find_problem(name, include_hidden=False)
+    spec = registry.find_problem(name, include_hidden=False)
     namespace = dict(sys._getframe(1).f_globals)  # for companions such as CubeBackward or Sinh
     namespace[spec.lookup] = obj
     with warnings.catch_warnings():
@@ -91,11 +92,16 @@ def check(obj, problem: str | None = None, seed: int = 0, table: bool = False) -
     return Report(spec.name, results, table, name if problem is None else f"{name}, problem={problem!r}")
 
 
-def _own_name(obj, caller: dict) -> str | None:
-    """obj's name: its __name__ (a custom op's _name), or, for a lambda or a functools.partial (sinh =
-    lambda x: Sinh.apply(x)[0]), the name the calling cell binds it to."""
-    own = getattr(obj, "__name__", None) or getattr(obj, "_name", None)  # _name: a custom op
-    if isinstance(own, str) and own.isidentifier():
-        return own
-    bound = [key for key, value in caller.items() if value is obj and not key.startswith("_")]
-    return bound[0] if bound else own
+def _graded_name(obj, caller: dict, registry) -> str | None:
+    """The problem obj answers: its own name (__name__, or a custom op's _name) when a problem has it,
+    else the name the calling cell binds it to, as the batch grader looks it up (sinh = lambda x:
+    Sinh.apply(x)[0]; Exp = ExpFunction); else its own name, for the error that lists the graded ones."""
+    own = getattr(obj, "__name__", None) or getattr(obj, "_name", None)
+    bound = [key for key, value in list(caller.items()) if value is obj and not key.startswith("_")]
+    for name in ([own] if isinstance(own, str) else []) + bound:
+        try:
+            registry.find_problem(name, include_hidden=False)
+            return name
+        except LookupError:
+            continue
+    return own if isinstance(own, str) else None

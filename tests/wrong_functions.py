@@ -1938,4 +1938,8 @@ class LayerNorm(Function):
                                       "grad_sqrt_var) / ((N - 1) * unsqueeze_all(sqrt_var))")),
 ]
 
+# the Function under another name, bound to the graded one (the batch grader looks Exp up in the notebook)
+LEARNER3_RIGHT.append(("Exp", EXP.format(forward=L_EXP, backward=L_EXP_BACKWARD).replace(
+    "class Exp(Function)", "class ExpFunction(Function)") + "\n\nExp = ExpFunction\n"))
+
 RIGHT += LEARNER3_RIGHT
