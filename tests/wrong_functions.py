@@ -1942,4 +1942,100 @@ class LayerNorm(Function):
 LEARNER3_RIGHT.append(("Exp", EXP.format(forward=L_EXP, backward=L_EXP_BACKWARD).replace(
     "class Exp(Function)", "class ExpFunction(Function)") + "\n\nExp = ExpFunction\n"))
 
+# A non-contiguous output, autograd inside a first-order backward, the statistics of a reshape, torch.ops's
+# op defined with torch.library.define, a companion that calls itself, Exp.apply in Exp's own backward
+LEARNER3_RIGHT += [
+    ("LinearFunction", LINEAR.format(body=L_LINEAR).replace("output = input.mm(weight.t())",
+                                                            "output = weight.mm(input.t()).t()  # not "
+                                                            "contiguous")),
+    ("MyReLU", MYRELU.format(forward="out = input.relu()\n        ctx.save_for_backward(out)\n        "
+                                     "return out",
+                             backward="out, = ctx.saved_tensors\n        return grad_output * out.sign()")),
+    ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED + (
+        "with torch.enable_grad():\n            x = input.detach().requires_grad_()\n"
+        "            return torch.autograd.grad(x.clamp(min=0), x, grad_output)[0]"))),
+    ("BatchNorm", '''
+class BatchNorm(Function):
+    @staticmethod
+    def forward(ctx, X, eps=1e-3):
+        C = X.shape[1]
+        flat = X.transpose(0, 1).reshape(C, -1)
+        mean, std = flat.mean(1), flat.std(1)
+        ctx.save_for_backward(X)
+        ctx.eps = eps
+        return (X - mean.view(1, C, 1, 1)) / (std.view(1, C, 1, 1) + eps)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        X, = ctx.saved_tensors
+        C = X.shape[1]
+        flat = X.transpose(0, 1).reshape(C, -1)
+        n = flat.shape[1]
+        mean, std = flat.mean(1).view(1, C, 1, 1), flat.std(1).view(1, C, 1, 1)
+        xc, d = X - mean, std + ctx.eps
+        s = (grad_out * xc).sum((0, 2, 3), keepdim=True)
+        g_mean = grad_out.mean((0, 2, 3), keepdim=True)
+        return (grad_out - g_mean) / d - xc * s / (d * d * std * (n - 1)), None
+'''),
+    ("LogSumExp", LOGSUMEXP.format(forward="result = torch.special.logsumexp(input, -1)", backward=LSE_GRAD)),
+    ("Sinh", SINH.format(body="return grad_out * torch.cosh(x) + grad_out_exp * expx - grad_out_negexp * "
+                              "expnegx")
+     .replace("return (expx - expnegx) / 2, expx, expnegx", "return torch.sinh(x), expx, expnegx")
+     .replace("ctx.save_for_backward(expx, expnegx)", "ctx.save_for_backward(x, expx, expnegx)")
+     .replace("expx, expnegx = ctx.saved_tensors", "x, expx, expnegx = ctx.saved_tensors")),
+    ("Cube", L_CUBE.replace("return x ** 3", "return x.pow(3)").replace(
+        "return CubeBackward.apply(grad_out, x)", "grad, = (CubeBackward.apply(grad_out, x),)\n        "
+                                                  "return grad")),
+    ("Exp", EXP.format(forward="out = torch.empty_like(x)\n        torch.exp(x, out=out)\n"
+                               "        ctx.save_for_backward(out)\n        return out",
+                       backward="return grad_output * ctx.saved_tensors[0]")),
+    ("softsign", _softsign("l3dev", "mutates_args=()", 'mutates_args=(), device_types="cpu"')),
+    ("softsign", '''
+torch.library.define("learner_l3def::softsign", "(Tensor x) -> Tensor")
+
+
+@torch.library.impl("learner_l3def::softsign", "default")
+def _impl(x):
+    return x / (1 + x.abs())
+
+
+@torch.library.register_fake("learner_l3def::softsign")
+def _fake(x):
+    return torch.empty_like(x)
+
+
+def _setup(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0])
+
+
+def _bw(ctx, g):
+    x, = ctx.saved_tensors
+    return g / (1 + x.abs()) ** 2
+
+
+torch.library.register_autograd("learner_l3def::softsign", _bw, setup_context=_setup)
+softsign = torch.ops.learner_l3def.softsign
+'''),
+    ("Softplus", SOFTPLUS.format(forward="torch.where(x < -30, torch.exp(x), x.clamp(min=0) + "
+                                         "torch.log1p(torch.exp(-x.abs())))",
+                                 derivative="torch.sigmoid(x)")),
+    ("KillHead", KILLHEAD_ANY.format(forward="mask = torch.ones(input.shape[1], dtype=torch.long)\n      "
+                                             "  mask[:n] = 0\n"
+                                             "        return input * mask",
+                                     backward="return grad_output * (torch.arange(grad_output.shape[1]) "
+                                              ">= ctx.n), None")),
+    ("Tanh", TANH_MODERN.replace("return torch.tanh(x)", "e = torch.exp(-2 * x.abs())\n        return "
+                                                         "torch.sign(x) * (1 - e) / (1 + e)")),
+]
+LEARNER3_RIGHT += [
+    ("Cube", L_CUBE.replace(L_BACKWARD_RIGHT, "return CubeBackward.apply(grad_out, x), grad_out * "
+                                              "saved_grad_out * 6 * x")),
+    ("Square", SQUARE.format(forward=L_SQUARE, backward="x, = ctx.saved_tensors\n"
+                                                       "        return "
+                                                       "torch.addcmul(torch.zeros_like(x), grad_out, x, "
+                                                       "value=2)")),
+    ("Exp", EXP.format(forward="ctx.save_for_backward(x)\n        return torch.exp(x)",
+                       backward="x, = ctx.saved_tensors\n        return grad_output * Exp.apply(x)")),
+]
+
 RIGHT += LEARNER3_RIGHT
