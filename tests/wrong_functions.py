@@ -2038,4 +2038,43 @@ LEARNER3_RIGHT += [
                        backward="x, = ctx.saved_tensors\n        return grad_output * Exp.apply(x)")),
 ]
 
+# Backward (or jvp) partly in float32 on first-order problems: within gradcheck's tolerance, a note at most,
+# in forward mode and under torch.func.grad as in the gradient check
+LEARNER3_RIGHT += [
+    ("LogSumExp", L_LSE.format(backward="return (grad_output.unsqueeze(-1).float() * "
+                                        "torch.softmax(input.float(), -1)).double()")),
+    ("LayerNorm", L_LN.format(backward="(rstd.float() * (g.float() - g.float().mean(-1, keepdim=True) - "
+                                       "normalised.float() * (g.float() * normalised.float()).mean(-1, "
+                                       "keepdim=True))).to(g.dtype), None")),
+    ("BatchNorm", batch_norm().replace("return batch_norm_backward(grad_out, X, mean, sqrt_var, "
+                                       "ctx.eps), None",
+                                       "g = batch_norm_backward(grad_out.float(), X.float(), "
+                                       "mean.float(), sqrt_var.float(), ctx.eps)\n        return "
+                                       "g.to(X.dtype), None")),
+    ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
+                                   "s = torch.sign(input1 * input2).float()\n"
+                                   "        return (grad_output.float() * s * input2.float()).double(), "
+                                   "(grad_output.float() * s * input1.float()).double()")),
+    ("ScipyConv2dFunction", SCIPY_CONV.format(grad_input="convolve2d(grad_output.numpy().astype(np.float32), "
+                                                         "filter.numpy().astype(np.float32), mode='full')",
+                                              grad_filter="correlate2d(input.numpy().astype(np.float32), "
+                                                          "grad_output.numpy().astype(np.float32), "
+                                                          "mode='valid')")
+     .replace("return grad_output.new(grad_input), grad_output.new(grad_filter)",
+              "return torch.from_numpy(grad_input).to(grad_output.dtype), "
+              "torch.from_numpy(grad_filter).to(grad_output.dtype)")),
+    ("Tanh", TANH_MODERN.replace("return grad_output * (1 - y * y)", "return (grad_output.float() * (1 - "
+                                                                     "y.float() ** 2)).to(y.dtype)")
+     .replace("return x_t * (1 - y * y)", "return (x_t.float() * (1 - y.float() ** 2)).to(y.dtype)")),
+    ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.sigmoid(x.float()).to(x.dtype)")),
+    ("softsign", _softsign("l3f32", "return g / (1 + x.abs()) ** 2", "return (g.float() / (1 + "
+                                                                     "x.float().abs()) ** 2).to(g.dtype)")),
+    ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED + "return (grad_output.float() "
+                                                                            "* (input > "
+                                                                            "0)).to(grad_output.dtype)")),
+    ("KillHead", KILLHEAD_ANY.format(forward=L_KILLHEAD, backward="g = grad_output.float().clone()\n     "
+                                                                  "   g[:, :ctx.n] = 0\n        return "
+                                                                  "g.to(grad_output.dtype), None")),
+]
+
 RIGHT += LEARNER3_RIGHT

@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING
 import torch
 
 from autograder.judge.causes import derivative_at
-from autograder.judge.diagnose import RTOL, close, difference_cause
+from autograder.judge.diagnose import RTOL, close, difference_cause, float32_rounding
 from autograder.judge.errors import error_cause, opcheck_cause
-from autograder.judge.findings import Finding, fail, jacobian_panels
+from autograder.judge.findings import Finding, fail, jacobian_panels, note
 from autograder.judge.reference import encoded_once
 from autograder.judge.untrusted import float64, matrices
 from autograder.measure.contract import ApiResult, Output
 from autograder.measure.encoding import differentiable
+from autograder.measure.projections import GRADCHECK_ATOL, GRADCHECK_RTOL
 
 if TYPE_CHECKING:
     from autograder.judge.judging import Judging
@@ -26,6 +27,7 @@ def judge_extra(check: str) -> Callable[[Judging], Finding | None]:
         results = view.data.api_results(check)
         if not results:
             return fail(f"No {check} result came back for {view.lookup}.")
+        noted = None
         for case, result in zip(view.cases, results):
             if result is None:
                 return fail(case.intro + f"the {check} result came back malformed, so it is treated as "
@@ -34,9 +36,11 @@ def judge_extra(check: str) -> Callable[[Judging], Finding | None]:
                 text, details = error_cause(result.error, view, case)
                 return fail(case.intro + text, details)
             said = _extra_cause(view, check, result, case)
-            if said:
+            if isinstance(said, Finding):
+                noted = noted or said
+            elif said:
                 return fail(case.intro + said[0], said[1], said[2])
-        return None
+        return noted
 
     return judge
 
@@ -55,8 +59,22 @@ def _tangent_times(view: Judging, case, name: str, mine: torch.Tensor, right: to
     return ""
 
 
+def _float32(mine: torch.Tensor, right: torch.Tensor) -> bool:
+    """Within gradcheck's tolerance, and off by float32's rounding only: right, as the gradient check
+    judges a backward that ran partly in float32 (a note, no cost)."""
+    return (mine.shape == right.shape and not close(mine, right)
+            and close(mine, right, GRADCHECK_RTOL, GRADCHECK_ATOL) and float32_rounding(mine, right))
+
+
+FLOAT32 = ("{what} agrees with the right one to about 7 digits only: part of the computation ran in float32. "
+           "That is within gradcheck's tolerance.")
+
+
 def _extra_cause(view: Judging, check: str, result: ApiResult, case):
+    """None when right; a note (a Finding) when right to float32's rounding only; else the failure's
+    (sentence, details, figures)."""
     problem = view.problem
+    noted = None
     encoded = encoded_once(problem, view.seed)[case.index]
     tensors = [(n, a) for n, a in zip(case.names, encoded) if differentiable(a)]
     if check == "forward mode":
@@ -64,6 +82,9 @@ def _extra_cause(view: Judging, check: str, result: ApiResult, case):
         mine, right = (matrices(result.jacobian or [], sizes, case.rows),
                        matrices(case.ref["jacobian"], sizes, case.rows))
         for (name, a), m, r in zip(tensors, mine, right):
+            if _float32(m, r):
+                noted = noted or note(FLOAT32.format(what="the Jacobian from forward mode (jvp)"))
+                continue
             said = difference_cause(m, r, tuple(a["shape"]), name,
                            f"The Jacobian from forward mode (jvp) with respect to {name}")
             if said and "everywhere" in said and problem.elementwise and m.shape[0] == m.shape[1]:
@@ -71,7 +92,7 @@ def _extra_cause(view: Judging, check: str, result: ApiResult, case):
             if said:
                 return said, "", [jacobian_panels(f"Jacobian with respect to {name}", name, "the output",
                                                   m, r, ("yours (jvp)", "right"))]
-        return None
+        return noted
     if check == "vmap":
         (name, a), = tensors
         x = float64(a["values"]).reshape(a["shape"])
@@ -82,15 +103,22 @@ def _extra_cause(view: Judging, check: str, result: ApiResult, case):
             said = (f"vmap over a batch of 3 gave shape {got.shape} instead of {list(want.shape)}: the "
                     f"vmap rule must put the batch dimension first.")
             return said, "", []
-        said = difference_cause(float64([got.values]), want.reshape(1, -1), tuple(want.shape), "the batch",
-                       "The output under torch.func.vmap")
-        if said:
-            return said, "", []
+        got_values = float64([got.values])
+        if _float32(got_values, want.reshape(1, -1)):
+            noted = note(FLOAT32.format(what="the output under torch.func.vmap"))
+        else:
+            said = difference_cause(got_values, want.reshape(1, -1), tuple(want.shape), "the batch",
+                                    "The output under torch.func.vmap")
+            if said:
+                return said, "", []
         xg = x.clone().requires_grad_()
         (want_grad,) = torch.autograd.grad(problem.reference(xg).sum(), xg)
-        said = difference_cause(float64([(result.grad or Output()).values]), want_grad.reshape(1, -1),
-                                tuple(want_grad.shape), name, "The gradient from torch.func.grad")
-        return (said, "", []) if said else None
+        got_grad = float64([(result.grad or Output()).values])
+        if _float32(got_grad, want_grad.reshape(1, -1)):
+            return noted or note(FLOAT32.format(what="the gradient from torch.func.grad"))
+        said = difference_cause(got_grad, want_grad.reshape(1, -1), tuple(want_grad.shape), name,
+                                "The gradient from torch.func.grad")
+        return (said, "", []) if said else noted
     if result.report is None:
         return "torch.library.opcheck's report came back malformed, so it is treated as wrong.", "", []
     report = dict(result.report)
