@@ -2077,4 +2077,36 @@ LEARNER3_RIGHT += [
                                                                   "g.to(grad_output.dtype), None")),
 ]
 
+# A constant on ctx under vmap, CubeBackward's needs_input_grad, grad_output returned as it is when nothing is
+# killed, weight.t() saved, rot90 for the flip, Sinh recomputing the exponentials from a saved x
+LEARNER3_RIGHT += [
+    ("Softplus", SOFTPLUS.format(forward="torch.maximum(x, torch.zeros((), dtype=x.dtype)) + "
+                                         "torch.log1p(torch.exp(-x.abs()))",
+                                 derivative="torch.sigmoid(x) * ctx.scale").replace(
+        "ctx.save_for_backward(inputs[0])", "ctx.save_for_backward(inputs[0])\n        ctx.scale = 1.0")),
+    ("Cube", L_CUBE.replace(L_BACKWARD_RIGHT, "g_grad = grad_out * 3 * x ** 2 if ctx.needs_input_grad[0] "
+                                              "else None\n"
+                                              "        g_x = grad_out * saved_grad_out * 6 * x if "
+                                              "ctx.needs_input_grad[1] else None\n"
+                                              "        return g_grad, g_x")),
+    ("KillHead", KILLHEAD_ANY.format(forward=L_KILLHEAD, backward="if ctx.n == 0:\n            return "
+                                                                  "grad_output, None\n"
+                                     "        " + KILLHEAD_RIGHT_BACKWARD)),
+    ("LinearFunction", LINEAR.format(body=L_LINEAR.replace("grad_output.mm(weight)",
+                                                           "grad_output.mm(wt.t())"))
+     .replace("ctx.save_for_backward(input, weight, bias)", "ctx.save_for_backward(input, weight.t(), bias)")
+     .replace("input, weight, bias = ctx.saved_tensors", "input, wt, bias = ctx.saved_tensors")),
+    ("ScipyConv2dFunction", SCIPY_CONV.format(grad_input="correlate2d(grad_output.numpy(), "
+                                                         "np.rot90(filter.numpy(), 2), mode='full')",
+                                              grad_filter=CONV_GRAD_FILTER)),
+    ("Sinh", SINH.format(body="x, = ctx.saved_tensors\n        e, en = torch.exp(x), torch.exp(-x)\n"
+                              "        return grad_out * (e + en) / 2 + grad_out_exp * e - "
+                              "grad_out_negexp * en")
+     .replace("ctx.save_for_backward(expx, expnegx)", "ctx.save_for_backward(x)")
+     .replace("        expx, expnegx = ctx.saved_tensors\n", "")),
+    ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED + "return "
+                                                                            "grad_output.where(input >= "
+                                                                            "0, 0.0)")),
+]
+
 RIGHT += LEARNER3_RIGHT
