@@ -49,13 +49,10 @@ def unpacked_out_of_order(message: str, kind: str, error: StudentError, view: Ju
     if kind == "NotImplementedError" or not any(f.name == "backward" for f in error.frames):
         return None
     if kind == "ValueError" and "values to unpack" in message and "saved_tensors" in error.frames[-1].code:
-        names = view.data.names
-        owner = view.lookup if view.problem.kind == "function" else view.problem.all_outputs
-        counted = [(names.saved, names.unpacked, owner),
-                   (names.companion_saved, names.companion_unpacked, view.problem.companion)]
-        said = next((unpack_count(*c) for c in counted if c[2] and unpack_count(*c)), None)
-        if said:
-            return said
+        for saved, unpacked, owner in (_own(view), _companion(view)):
+            said = unpack_count(saved, unpacked, owner) if owner else None
+            if said:
+                return said
     return own_order(view) or companion_order(view)
 
 
@@ -70,18 +67,31 @@ def unpack_count(saved: list[str] | None, unpacked: list[str] | None, owner: str
             f"tensor backward needs, in the order backward unpacks them.")
 
 
-def own_order(view: Judging) -> str | None:
-    """The sentence for the graded backward (the Function's, or that of the Function whose every output is
-    graded, Sinh for sinh)."""
+Names = tuple[list[str] | None, list[str] | None, str | None]  # saved, unpacked, and whose (None: none)
+
+
+def _own(view: Judging) -> Names:
+    """The graded backward's names: the Function's, or that of the Function whose every output is graded
+    (Sinh for sinh)."""
+    names = view.data.names
     owner = view.lookup if view.problem.kind == "function" else view.problem.all_outputs
-    return unpack_order(view.data.names.saved, view.data.names.unpacked, owner) if owner else None
+    return names.saved, names.unpacked, owner
+
+
+def _companion(view: Judging) -> Names:
+    """The companion's backward's names (CubeBackward's), which gives the second derivatives."""
+    names = view.data.names
+    return names.companion_saved, names.companion_unpacked, view.problem.companion
+
+
+def own_order(view: Judging) -> str | None:
+    saved, unpacked, owner = _own(view)
+    return unpack_order(saved, unpacked, owner) if owner else None
 
 
 def companion_order(view: Judging) -> str | None:
-    """The sentence for the companion's backward (CubeBackward's), which gives the second derivatives."""
-    companion = view.problem.companion
-    names = view.data.names
-    return unpack_order(names.companion_saved, names.companion_unpacked, companion) if companion else None
+    saved, unpacked, owner = _companion(view)
+    return unpack_order(saved, unpacked, owner) if owner else None
 
 
 def flag_of_another(view: Judging) -> str | None:
