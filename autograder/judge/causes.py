@@ -16,6 +16,7 @@ import torch
 
 from autograder.judge.diagnose import RTOL, close, difference_cause, swap_cause
 from autograder.judge.patterns import mean_for_sum, off_by_one, pass_or_block, row_factor, row_offset
+from autograder.judge.regions import derivative_bracket as _bracket
 from autograder.judge.regions import ignored_gradient, lacks_grad_output, region_cause
 from autograder.judge.saved_order import companion_order, own_order
 from autograder.judge.untrusted import float64
@@ -169,10 +170,6 @@ def _known_mistake(view: Judging, case: CaseView, mine: torch.Tensor, k: int) ->
         if grads[k] is not None and _close(mine, grads[k].reshape(-1)):
             return mistake.text
     return None
-
-
-def _bracket(view: Judging) -> str:
-    return f" (the derivative is {view.problem.derivative})" if view.problem.derivative else ""
 
 
 def _derivative_text(view: Judging) -> str:

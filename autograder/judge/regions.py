@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from autograder.judge.judging import CaseView, Judging
 
 
-def _bracket(view: Judging) -> str:
+def derivative_bracket(view: Judging) -> str:
+    """" (the derivative is ...)" after a cause, where the problem states its derivative (causes.py too)."""
     return f" (the derivative is {view.problem.derivative})" if view.problem.derivative else ""
 
 
@@ -36,7 +37,7 @@ def region_cause(view: Judging, case: CaseView, k: int, ds: torch.Tensor, dr: to
     second = _second_derivative(view, case, k)
     if second is not None and close(ds, second, RTOL, 1e-10) and not close(dr, second, RTOL, 1e-10):
         return (f"{what} is the second derivative of {view.lookup} (the derivative of its derivative): the "
-                f"derivative is taken once too often{_bracket(view)}.")
+                f"derivative is taken once too often{derivative_bracket(view)}.")
     return None
 
 
