@@ -185,19 +185,27 @@ def test_nothing_of_a_worker_survives(batch):
 
 
 def test_a_full_disk_fails_one_submission_not_the_run(tmp_path):
-    """An output folder on a 96 KB file system: bob's page alone (about 98 KB of pictures) cannot fit once
-    erin's (unreadable, always written first) is there, the others' files and grades.csv can. Bob is not
-    graded rather than scored: named, left out of grades.csv, exit status 1, no half-written file left;
-    once there is room, the same command grades bob and only bob."""
+    """An output folder on a 160 KB file system: bob prints a long run of <&> (64 KB kept, about five times
+    that on his page once escaped), so his page alone cannot fit, whoever is written first, while the
+    others' files (about 96 KB), grades.csv and the class report can. Bob is not graded rather than scored:
+    named, left out of grades.csv, exit status 1, no half-written file left; once there is room, the same
+    command grades bob and only bob."""
+    subs = tmp_path / "class"
+    subs.mkdir()
+    for path in ALICE.parent.iterdir():
+        if path.is_file():
+            (subs / path.name).write_bytes(path.read_bytes())
+    with (subs / "bob.py").open("a") as bob:
+        bob.write('\nprint("<&>" * 30000)  # a printout that fills his page\n')
     small = tmp_path / "small"
     small.mkdir()
-    mount = ["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(small)]
+    mount = ["mount", "-t", "tmpfs", "-o", "size=160k", "tmpfs", str(small)]
     if subprocess.run(mount, check=False).returncode:
         pytest.skip("cannot mount a small tmpfs here")
     out = small / "out"
     try:
         run = autograder("grade", "--assignment", "custom-functions", "--out", out, "--quiet",
-                         ALICE.parent, check=False, timeout=600)
+                         subs, check=False, timeout=600)
         assert run.returncode == 1, run.stderr
         assert "Traceback" not in run.stderr
         assert "could not write the results of bob (No space left on device)" in run.stderr
@@ -208,7 +216,7 @@ def test_a_full_disk_fails_one_submission_not_the_run(tmp_path):
         assert not (out / "bob" / "results.json").exists()
 
         subprocess.run(["mount", "-o", "remount,size=10m", str(small)], check=True)
-        again = autograder("grade", "--assignment", "custom-functions", "--out", out, "--quiet", ALICE.parent,
+        again = autograder("grade", "--assignment", "custom-functions", "--out", out, "--quiet", subs,
                            timeout=600)
         assert "3 already graded, 1 to grade (1 new)" in again.stderr
         rows = {row["submission"]: row for row in csv.DictReader((out / "grades.csv").open())}
