@@ -238,7 +238,9 @@ def cmd_grade(args) -> int:
     import torch  # noqa: F401 - imported once, before the clean parent is forked, which then shares it
 
     from autograder.sandbox import ContainerUnavailable, Server
+    from autograder.torch_versions import tell
 
+    tell(sys.stderr)  # a torch outside the tested releases, protections it lacks: said once
     try:  # the workers' clean parent, before the extra files or a submission is loaded
         server = Server(fork=True, fallback=args.no_isolation)
     except ContainerUnavailable as error:

@@ -73,7 +73,9 @@ def check(obj, problem: str | None = None, seed: int = 0, table: bool = False) -
     from autograder.judge.plan import probe
     from autograder.judge.reference import encoded_cases, expectations
     from autograder.judge.verdicts import judge
+    from autograder.torch_versions import tell
 
+    tell(sys.stderr, prefix="", protections=False)  # a torch outside the tested releases: said once
     # with AUTOGRADER_EXTRA's files: an instructor's problems, visible to check() when they want
     registry = for_notebooks()
     name = problem or _graded_name(obj, sys._getframe(1).f_globals, registry)
@@ -96,7 +98,7 @@ def _graded_name(obj, caller: dict, registry) -> str | None:
     """The problem obj answers: its own name (__name__, or a custom op's _name) when a problem has it,
     else the name the calling cell binds it to, as the batch grader looks it up (sinh = lambda x:
     Sinh.apply(x)[0]; Exp = ExpFunction); else its own name, for the error that lists the graded ones."""
-    own = getattr(obj, "__name__", None) or getattr(obj, "_name", None)
+    own = getattr(obj, "__name__", None) or getattr(obj, "_name", None)  # _name: measure/captured.PRIVATE
     bound = [key for key, value in list(caller.items()) if value is obj and not key.startswith("_")]
     for name in ([own] if isinstance(own, str) else []) + bound:
         try:

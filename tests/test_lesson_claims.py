@@ -187,11 +187,12 @@ def test_needs_input_grad_is_fixed_when_apply_runs():
 
 
 def test_not_every_builtin_backward_is_twice_differentiable():
-    """torch.cdist passes gradcheck, and its gradgradcheck raises NotImplementedError."""
-    outcome = claim(L2, "l2-cdist-gradgrad")
+    """The multi-class hinge loss passes gradcheck, and its gradgradcheck raises: its backward has no
+    derivative (on every torch the course supports; torch.cdist, the lesson's example before, gained one)."""
+    outcome = claim(L2, "l2-hinge-gradgrad")
     assert "first derivatives: True" in outcome.stdout
-    assert isinstance(outcome.error, NotImplementedError)
-    assert "the derivative for '_cdist_backward' is not implemented" in str(outcome.error)
+    assert isinstance(outcome.error, RuntimeError)
+    assert "derivative for aten::multi_margin_loss_backward is not implemented" in str(outcome.error)
 
 
 # -- Lesson 4: gradcheck -------------------------------------------------------------------------------

@@ -56,7 +56,9 @@ def run(root: Path) -> int:
         import torch  # noqa: F401 - imported once, before the clean parent is forked, which then shares it
 
         from autograder.sandbox import Server
+        from autograder.torch_versions import tell
 
+        tell(sys.stdout)  # a torch outside the tested releases, protections it lacks: said once
         # the workers' clean parent, before the extra files or the submission load. Gradescope's own container
         # holds this one submission alone: where it cannot make ours, the older confinement is used.
         server = Server(fork=True, fallback=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.measure.calls import call, error_data, grad
-from autograder.measure.captured import T
+from autograder.measure.captured import T, forward_class_of
 from autograder.measure.contract import StudentError
 from autograder.measure.encoding import as_plain, decode_args, is_tensor, make
 
@@ -36,10 +36,14 @@ def measure_companion(problem, obj, namespace: dict, encoded_cases: list, seed: 
             if fn is None or id(fn) in seen:
                 continue
             seen.add(id(fn))
-            cls = getattr(fn, "_forward_cls", None)
-            if T.isinstance(cls, type):
+            cls = forward_class_of(fn)
+            if cls is not None:
                 uses = uses or cls is companion
                 found.append(str(getattr(cls, "__name__", "?"))[:40])
+            elif T.isinstance(fn, T.BackwardCFunction):  # a torch without _forward_cls: by the node's name
+                name = T.type(fn).__name__.removesuffix("Backward")
+                uses = uses or (T.isinstance(companion, type) and name == companion.__name__)
+                found.append(name[:40])
             todo.extend(parent for parent, _ in getattr(fn, "next_functions", ()))
         return CompanionUse(uses, tuple(sorted(set(found))[:10]),
                             tuple(tuple(c) for c in calls[:4])).to_plain()

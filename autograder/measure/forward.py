@@ -8,7 +8,7 @@ from typing import Any
 import torch
 
 from autograder.measure.calls import call, error_data
-from autograder.measure.captured import T
+from autograder.measure.captured import UNKNOWN, T
 from autograder.measure.encoding import as_plain, decode_args, differentiable, is_tensor, plain, positional
 
 
@@ -79,7 +79,7 @@ class _SavedLog:
 
     def __exit__(self, *exc):
         top = T.saved_hooks(False)
-        if top is not None and top[0] is self.hooks[0]:
+        if top is UNKNOWN or (top is not None and top[0] is self.hooks[0]):  # UNKNOWN: ours, as pushed
             T.pop_saved_hooks()
 
 

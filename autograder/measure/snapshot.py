@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from autograder.measure.captured import T
+from autograder.measure.captured import UNKNOWN, T
 
 _MISSING = object()
 _BUILTIN_NAMES = frozenset(vars(builtins))
@@ -202,6 +202,20 @@ def guard() -> None:
         _ACTIVE[0].restore(everything=False)
 
 
+def _pop_saved_hooks() -> None:
+    """Removes every default saved-tensor hook left on. Where torch cannot say whether one is on, pop
+    until it refuses (it checks before it pops)."""
+    if T.saved_hooks(False) is not UNKNOWN:
+        while T.saved_hooks(False) is not None:
+            T.pop_saved_hooks()
+        return
+    for _ in range(10_000):
+        try:
+            T.pop_saved_hooks()
+        except T.RuntimeError:
+            return
+
+
 def _reset_modes(snapshot: Snapshot) -> None:
     """Global modes a submission may have left on: torch function and dispatch modes (which could answer
     for any operation), a default device, inference mode, default saved-tensor hooks."""
@@ -209,8 +223,7 @@ def _reset_modes(snapshot: Snapshot) -> None:
         T.pop_function_mode()
     while T.len_dispatch_modes() > 0:
         T.pop_dispatch_mode()
-    while T.saved_hooks(False) is not None:
-        T.pop_saved_hooks()
+    _pop_saved_hooks()
     with contextlib.suppress(Exception):  # older torch: no default device to reset
         T.set_default_device(None)
     if T.is_inference_mode_enabled():

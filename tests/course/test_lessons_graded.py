@@ -8,7 +8,7 @@ from autograder.course.assignments.registry import BUILTIN
 from autograder.judge.checks import max_score
 from tests.conftest import ROOT, autograder
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.stack]  # on every torch the course supports
 
 
 @pytest.mark.parametrize("assignment", sorted(BUILTIN, key=lambda a: a.name), ids=lambda a: a.name)

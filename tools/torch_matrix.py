@@ -1,0 +1,85 @@
+"""The course on the oldest and the newest torch it supports: python -m tools.torch_matrix [VERSION...]
+
+For each torch version (by default autograder.torch_versions.OLDEST and NEWEST; the pinned one of
+requirements.txt is `make test`'s own), it makes `.venv-torch/<version>` with that torch and every other
+package at requirements.txt's pin, then runs there the tests marked `stack` (tests/test_stack.py and the
+judge's catalogue): every problem's right answers get full marks and its wrong ones their causes through
+check() and the batch grader, the example classes get the pinned torch's scores, and every lesson runs to
+its end. `make test-torch` runs it; `.ci/run` runs it after `make test`.
+
+PyPI's Linux torch brings its CUDA libraries (several GB: the CPU never uses them, but `import torch`
+loads them); pip's cache keeps them for the next run. A machine's pip configuration may cap torch below
+the newest release: the only constraints applied here are requirements.txt's pins (PIP_CONSTRAINT).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from autograder.torch_versions import NEWEST, OLDEST
+
+ROOT = Path(__file__).resolve().parent.parent
+VENVS = ROOT / ".venv-torch"
+
+
+def pins_without_torch() -> str:
+    lines = (ROOT / "requirements.txt").read_text().splitlines()
+    return "\n".join(line for line in lines if not line.strip().startswith("torch=="))
+
+
+def environment(version: str) -> Path:
+    """.venv-torch/<version>, made or brought up to date; its Python."""
+    venv = VENVS / version
+    python, done = venv / "bin" / "python", venv / ".installed"
+    inputs = [ROOT / "requirements.txt", ROOT / "pyproject.toml"]
+    if done.exists() and all(p.stat().st_mtime <= done.stat().st_mtime for p in inputs):
+        return python
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as constraints:
+        constraints.write(pins_without_torch())
+    env = {**os.environ, "PIP_CONSTRAINT": constraints.name, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    started = time.monotonic()
+    print(f"torch-matrix: installing torch {version} and the pinned packages into {venv.relative_to(ROOT)}",
+          flush=True)
+    try:
+        subprocess.run([str(python), "-m", "pip", "install", "-q", f"torch=={version}", "-e",
+                        ".[course,dev]"], check=True, cwd=ROOT, env=env)
+    finally:
+        os.unlink(constraints.name)
+    done.touch()
+    print(f"torch-matrix: installed in {time.monotonic() - started:.0f} s", flush=True)
+    return python
+
+
+def run(version: str, pytest_args: list[str]) -> int:
+    python = environment(version)
+    print(f"torch-matrix: torch {version}: the tests marked `stack`", flush=True)
+    env = {**os.environ, "AUTOGRADER_PINNED_PYTHON": str(ROOT / ".venv" / "bin" / "python")}
+    return subprocess.run([str(python), "-m", "pytest", "-p", "no:cacheprovider", "-m", "stack", "-n", "2",
+                           "--dist", "loadfile", *pytest_args, "tests"], cwd=ROOT, env=env,
+                          check=False).returncode
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("versions", nargs="*", default=[OLDEST, NEWEST],
+                        help=f"torch versions (default: {OLDEST} and {NEWEST})")
+    parser.add_argument("--pytest", nargs=argparse.REMAINDER, default=[], help="more arguments for pytest")
+    args = parser.parse_args()
+    failed = [v for v in args.versions if run(v, args.pytest) != 0]
+    if failed:
+        print(f"torch-matrix: tests failed on torch {', '.join(failed)}", file=sys.stderr)
+        return 1
+    print(f"torch-matrix: every test marked `stack` passed on torch {', '.join(args.versions)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
