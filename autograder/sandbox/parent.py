@@ -36,7 +36,7 @@ class ContainerUnavailable(RuntimeError):
 
 
 def unavailable_message(reason: str) -> str:
-    """The instructor's paragraph: `reason` (refusal.py's words) says why and the fixes for this machine,
+    """The instructor's paragraph: `reason` (refusal.py's lines) says why and the fixes for this machine,
     narrowest first; --no-isolation comes last, with what it leaves open."""
     return (f"The grader runs each submission in a container of its own (user, PID, mount and network "
             f"namespaces), and this machine refused to make one, so no student code was run: {reason} "
@@ -68,7 +68,8 @@ class Server:
             if container and not fallback:
                 raise ContainerUnavailable(unavailable_message(str(error))) from None
             self._start(fork, contained=False)
-            self.isolation = f"none: the container could not be made: {error}"
+            cause = str(error).split("\n")[0]  # refusal.py's first line: the cause, without its fix
+            self.isolation = f"none: the container could not be made: {cause}"
 
     def _start(self, fork: bool, contained: bool) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)

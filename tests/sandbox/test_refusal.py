@@ -33,7 +33,7 @@ FIXES = {"apparmor": "-m autograder apparmor-profile | sudo tee /etc/apparmor.d/
 ROOT_FIX = "Or grade as root"
 PLAIN = {"/proc/sys/user/max_user_namespaces": "63000", "/proc/self/ns/user": "",
          "/proc/self/status": "Name:\tpython\nSeccomp:\t0\nSeccomp_filters:\t0", "/proc/1/cgroup": "0::/\n",
-         "/proc/self/attr/current": "unconfined"}
+         refusal.LABEL: "unconfined"}
 # cause: (unshare's errno, the machine's files beyond PLAIN (None: absent), euid, what names the cause)
 CAUSES = {
     "apparmor": (errno.EPERM, {refusal.APPARMOR: "1\n"}, 1000,
@@ -118,7 +118,7 @@ def test_a_limit_reached_is_raised_not_lowered(monkeypatch):
 
 def test_a_container_under_apparmor_needs_both_options(monkeypatch):
     simulate(monkeypatch, {"/run/.containerenv": "", "/proc/self/status": "Seccomp:\t2",
-                           "/proc/self/attr/current": "docker-default (enforce)", refusal.APPARMOR: "1"},
+                           refusal.LABEL: "docker-default (enforce)", refusal.APPARMOR: "1"},
              1000)
     message = refused(monkeypatch, errno.EPERM)
     assert "(/run/.containerenv) under a system-call filter and the AppArmor profile docker-default" \
@@ -129,7 +129,7 @@ def test_a_container_under_apparmor_needs_both_options(monkeypatch):
 
 def test_a_container_seen_from_its_cgroup(monkeypatch):
     simulate(monkeypatch, {"/proc/1/cgroup": "0::/system.slice/docker-4f2a.scope\n",
-                           "/proc/self/attr/current": "docker-default (enforce)"}, 1000)
+                           refusal.LABEL: "docker-default (enforce)"}, 1000)
     message = refused(monkeypatch, errno.EACCES)
     assert "(/proc/1/cgroup) under the AppArmor profile docker-default, which refuses" in message
     assert "`--security-opt apparmor=unconfined`" in message and "seccomp=unconfined" not in message
@@ -144,7 +144,7 @@ def test_a_container_that_refuses_nothing_is_not_blamed(monkeypatch):
 def test_a_later_step_refused_in_a_confined_container(monkeypatch):
     """The user namespace made, a mount refused (a container with CAP_SYS_ADMIN but Docker's AppArmor
     profile): the clean parent says which step after "u"; the grader adds the container's fix."""
-    simulate(monkeypatch, {"/.dockerenv": "", "/proc/self/attr/current": "docker-default (enforce)"}, 1000)
+    simulate(monkeypatch, {"/.dockerenv": "", refusal.LABEL: "docker-default (enforce)"}, 1000)
     monkeypatch.setattr(container, "write_maps", lambda pid, ids: None)
     said = "mount tmpfs on /tmp: Permission denied"
     server = Server.__new__(Server)
@@ -210,3 +210,21 @@ def test_apparmor_parser_reads_the_profile(tmp_path, place):
     profile.write_text(apparmor.profile(str(executable)).replace("userns,", "userns"))  # the test can fail
     refused = subprocess.run([parser, "-Q", "-K", str(profile)], capture_output=True, check=False)
     assert refused.returncode != 0
+
+
+def test_no_isolation_records_the_cause_without_its_fix(monkeypatch):
+    """--no-isolation: results.json and report.html say why there was no container, not the fix again."""
+    simulate(monkeypatch, {refusal.MAX: "0"}, 1000)
+    reason = refusal.explain(errno.ENOSPC)
+
+    def start(self, fork: bool, contained: bool) -> None:
+        if contained:
+            raise ContainerUnavailable(reason)
+
+    monkeypatch.setattr(Server, "_start", start)
+    server = Server(fallback=True)
+    assert server.isolation == ("none: the container could not be made: user namespaces are turned off for "
+                                "every user, root included (user.max_user_namespaces=0).")
+    with pytest.raises(ContainerUnavailable) as caught:
+        Server(fallback=False)
+    assert str(caught.value) == unavailable_message(reason) and "sudo sysctl" in str(caught.value)
