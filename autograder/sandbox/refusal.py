@@ -4,8 +4,8 @@ The cause is read from what decides it: the errno of unshare(), the settings und
 (kernel.apparmor_restrict_unprivileged_userns, kernel.unprivileged_userns_clone, user.max_user_namespaces),
 whether the kernel has user namespaces at all, and signs of running inside a container (Docker's
 /.dockerenv, Podman's /run/.containerenv, /proc/1/cgroup) under a system-call filter or an AppArmor
-profile. Each cause gets its own fix, the narrowest that works, then grading as root where
-root is not refused too; parent.py's message ends with --no-isolation, the weakest way.
+profile. Each cause gets its own fix, the narrowest that works, then grading as root where root is not
+refused too; parent.py's message ends with --no-isolation, the weakest way.
 """
 
 from __future__ import annotations
