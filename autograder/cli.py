@@ -5,6 +5,7 @@
     python -m autograder gradescope --assignment NAME --out FILE.zip     (a Gradescope autograder archive)
     python -m autograder export --graded DIR (--canvas | --csv | --moodle) FILE.csv [--roster R.csv] [...]
     python -m autograder release --graded DIR --to RELEASE_DIR [--format folders|zip|canvas] [--name-by ...]
+    python -m autograder apparmor-profile   (where AppArmor refuses the grader user namespaces: Ubuntu 24.04)
 
 Every command but export and release takes `--extra FILE.py` (repeatable): an instructor's private file
 that hides problems or checks and adds problems or assignments (docs/authoring.md, docs/instructors.md). An
@@ -106,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "import, or a plain CSV")))
     _policy_option(add_release_arguments(commands.add_parser(
         "release", help="put each student's feedback page where an LMS or a mail merge takes it")))
+    commands.add_parser("apparmor-profile", help="print the AppArmor profile that lets this Python make user "
+                                                 "namespaces where AppArmor restricts them (Ubuntu 24.04)")
     return parser
 
 
@@ -304,25 +307,17 @@ def tell_instructor(graded) -> None:
 
 def export_canvas(graded: Path, out: Path, roster: Path | None, policy: str = config.POLICY) -> int:
     """grade --canvas: the Canvas import of the folder just graded."""
-    return _hand_back("export", argparse.Namespace(graded=graded, canvas=out, csv=None, moodle=None,
-                                                   roster=roster, column=None, id_column=None, out_of=None,
-                                                   policy=policy))
+    return hand_back(argparse.Namespace(command="export", graded=graded, canvas=out, csv=None, moodle=None,
+                                        roster=roster, column=None, id_column=None, out_of=None,
+                                        policy=policy))
 
 
-def cmd_export(args) -> int:
-    return _hand_back("export", args)
-
-
-def cmd_release(args) -> int:
-    return _hand_back("release", args)
-
-
-def _hand_back(command: str, args) -> int:
+def hand_back(args) -> int:
     from autograder.handback import COMMANDS as HAND_BACK
     from autograder.report.roster import ExportError
 
     try:
-        print(shown(HAND_BACK[command](args)))
+        print(shown(HAND_BACK[args.command](args)))
     except ExportError as error:
         fail(str(error))
     return 0
@@ -354,6 +349,12 @@ def cmd_gradescope(args) -> int:
     return 0
 
 
+def cmd_apparmor_profile(args) -> int:
+    from autograder.sandbox.apparmor import profile
+    print(profile(), end="")
+    return 0
+
+
 def print_summary(graded, out: Path) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -382,8 +383,8 @@ INTERRUPTED = ["Stopped."]  # what Ctrl-C says: grade sets how to resume
 
 
 # Each command and what runs it; the parser lists them in this order (build_parser, _Parser.error).
-COMMANDS = {"list": cmd_list, "grade": cmd_grade, "gradescope": cmd_gradescope, "export": cmd_export,
-            "release": cmd_release}
+COMMANDS = {"list": cmd_list, "grade": cmd_grade, "gradescope": cmd_gradescope, "export": hand_back,
+            "release": hand_back, "apparmor-profile": cmd_apparmor_profile}
 
 
 def main(argv: list[str] | None = None) -> int:

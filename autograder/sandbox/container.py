@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import errno
 import os
 import platform
 import struct
@@ -108,19 +107,15 @@ def _write(path: str, text: str) -> None:
 
 # -- the clean parent's namespaces ----------------------------------------------------------------------
 
-_REFUSALS = {errno.ENOSPC: "the kernel allows no more user namespaces here (sysctl user.max_user_namespaces)",
-             errno.EPERM: "this user may not make user namespaces (AppArmor's restriction on Ubuntu, or "
-                          "kernel.unprivileged_userns_clone=0)",
-             errno.EINVAL: "this kernel has no user namespaces",
-             errno.ENOSYS: "this kernel has no namespaces"}
-
-
 def outer_namespaces() -> None:
-    """In the clean parent's first process: a user, mount and PID namespace (its next child is PID 1)."""
+    """In the clean parent's first process: a user, mount and PID namespace (its next child is PID 1).
+    Refused, it says why and what to do on this machine (refusal.py)."""
     try:
         unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID)
     except ContainerError as error:
-        raise ContainerError(error.errno, _REFUSALS.get(error.errno, str(error))) from None
+        from autograder.sandbox import refusal
+
+        raise ContainerError(error.errno, refusal.explain(error.errno)) from None
 
 
 def id_maps(uid: int, gid: int, worker_ids: range | None) -> tuple[str, str]:

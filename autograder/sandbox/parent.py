@@ -13,7 +13,7 @@ import sys
 import time
 
 from autograder import config
-from autograder.sandbox import container
+from autograder.sandbox import container, refusal
 from autograder.sandbox.processes import UID_BASE, UID_COUNT
 
 
@@ -36,14 +36,14 @@ class ContainerUnavailable(RuntimeError):
 
 
 def unavailable_message(reason: str) -> str:
+    """The instructor's paragraph: `reason` (refusal.py's lines) says why and the fixes for this machine,
+    narrowest first; --no-isolation comes last, with what it leaves open."""
     return (f"The grader runs each submission in a container of its own (user, PID, mount and network "
-            f"namespaces), and this machine refused to make one ({reason}), so no student code was run. "
-            f"Enable unprivileged user namespaces (on Ubuntu 24.04: a file in /etc/apparmor.d/ that "
-            f"gives this Python `userns,`, or `sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0`; "
-            f"elsewhere `sudo sysctl user.max_user_namespaces=15000` or "
-            f"`kernel.unprivileged_userns_clone=1`), or grade as root, or on Gradescope. To grade anyway "
-            f"with student code running under your own account (resource limits, Landlock and seccomp "
-            f"only: it can read what you can read), add --no-isolation.")
+            f"namespaces), and this machine refused to make one, so no student code was run: {reason} "
+            f"Last resort: add --no-isolation to grade anyway without a container; student code then runs "
+            f"under your own account with resource limits, seccomp and, where the kernel has it, Landlock "
+            f"only, and can read every file you can read that Landlock does not hide and see your "
+            f"processes.")
 
 
 class Server:
@@ -68,7 +68,8 @@ class Server:
             if container and not fallback:
                 raise ContainerUnavailable(unavailable_message(str(error))) from None
             self._start(fork, contained=False)
-            self.isolation = f"none: the container could not be made: {error}"
+            cause = str(error).split("\n")[0]  # refusal.py's first line: the cause, without its fix
+            self.isolation = f"none: the container could not be made: {cause}"
 
     def _start(self, fork: bool, contained: bool) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -116,16 +117,18 @@ class Server:
 
     def _handshake(self, sync: int, go: int) -> None:
         """Waits until the clean parent is running: in a container, writes its user ids first."""
-        word = os.read(sync, 1)
+        word = first = os.read(sync, 1)
         if word == b"u":
             try:
                 container.write_maps(self.pid, range(UID_BASE, UID_BASE + UID_COUNT))
             except OSError as error:
-                raise ContainerUnavailable(f"its user ids could not be set: {error.strerror}") from None
+                said = f"its user ids could not be set ({error.strerror})"
+                raise ContainerUnavailable(refusal.later(said)) from None
             os.write(go, b"m")
             word = os.read(sync, 1)
-        if word == b"x":
-            raise ContainerUnavailable(os.read(sync, 4096).decode(errors="replace") or "no reason given")
+        if word == b"x":  # before "u": unshare() refused, as container.py explains; after: a later step
+            said = os.read(sync, 4096).decode(errors="replace") or "no reason given"
+            raise ContainerUnavailable(said if first == b"x" else refusal.later(said))
         if word != b"r":
             raise ContainerUnavailable("the process that makes it ended before it was made")
 
