@@ -8,10 +8,9 @@
     python -m autograder apparmor-profile   (where AppArmor refuses the grader user namespaces: Ubuntu 24.04)
 
 Every command but export and release takes `--extra FILE.py` (repeatable): an instructor's private file
-that hides problems or checks and adds problems or assignments (docs/authoring.md, docs/instructors.md). An
-assignment an extra file or an installed package touches is validated before anything is done with it
-(validate.py): a problem the grader could not grade with is a usage error naming it and the cause.
-Ctrl-C stops a batch with one line saying how to resume.
+hiding or adding problems, checks or assignments (docs/authoring.md, docs/instructors.md). What it or an
+installed package touches is validated first (validate.py): a problem the grader could not grade with is a
+usage error naming it and why. Ctrl-C stops a batch with one line saying how to resume.
 """
 
 from __future__ import annotations

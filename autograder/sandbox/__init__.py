@@ -3,6 +3,8 @@
     server.py    the clean parent: a fresh interpreter with torch and the measuring code, nothing else
     worker.py    a worker's life: run the cells, then measure what the grader asks for
     container.py the container: namespaces, a minimal read-only root, a tmpfs per worker, no capabilities
+    refusal.py   why a machine refused the container, and the least-privilege fix for that cause
+    apparmor.py  the AppArmor profile that lets the grader's Python make user namespaces (apparmor-profile)
     confine.py   the limits a worker puts on itself (rlimits, user id; outside a container Landlock too)
     seccomp.py   the system calls a worker may not make
     kernel.py    the C library's prctl and system calls
