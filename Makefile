@@ -4,7 +4,7 @@ LINT := .venv/bin/ruff check autograder tools tests
 SOLUTIONS ?= 1
 export PYTHONHASHSEED := 0
 
-.PHONY: setup setup-lab setup-browser demo test test-fast lab student solutions site bench clean lint
+.PHONY: setup setup-lab setup-browser demo test test-torch test-fast lab student solutions site bench clean lint
 
 setup:
 	@tools/setup.sh
@@ -22,6 +22,9 @@ test: setup-browser  ## everything: lint, unit tests, notebooks (nbval), student
 	$(LINT)
 	$(PY) -m pytest -n 2 --dist loadfile tests
 	$(PY) -m pytest -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg solutions
+
+test-torch: setup  ## the tests marked `stack` on the oldest and the newest torch supported (GBs the first time)
+	$(PY) -m tools.torch_matrix
 
 test-fast: setup  ## the package's unit tests only
 	$(PY) -m pytest -n 2 tests -m "not slow and not browser"
@@ -46,4 +49,4 @@ lint: setup  ## ruff, as make test runs it first (pyproject.toml's [tool.ruff]: 
 	$(LINT)
 
 clean:
-	rm -rf build .pytest_cache .jupyter_cache demo-feedback
+	rm -rf build .pytest_cache .jupyter_cache demo-feedback .venv-torch

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import torch
@@ -79,7 +80,10 @@ class _SavedLog:
 
     def __exit__(self, *exc):
         top = T.saved_hooks(False)
-        if top is UNKNOWN or (top is not None and top[0] is self.hooks[0]):  # UNKNOWN: ours, as pushed
+        if top is UNKNOWN:  # ours, unless guard() already removed every hook (torch checks before it pops)
+            with contextlib.suppress(T.RuntimeError):
+                T.pop_saved_hooks()
+        elif top is not None and top[0] is self.hooks[0]:
             T.pop_saved_hooks()
 
 
