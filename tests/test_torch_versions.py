@@ -37,7 +37,8 @@ def test_the_lower_bound_is_the_oldest_torch_tested_and_the_pin_lies_in_the_rang
                                                ("2.17.0.dev20261201+cpu", "newer")])
 def test_a_torch_outside_the_range_is_named_with_the_range(version, side):
     line = outside_range(version)
-    said = f"torch {version} is {side} than the releases this course is tested with ({torch_versions.tested_range()})"
+    tested = torch_versions.tested_range()
+    said = f"torch {version} is {side} than the releases this course is tested with ({tested})"
     assert said in line
     assert "\n" not in line
 
