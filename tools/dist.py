@@ -135,12 +135,18 @@ def prove(package: Path, python: Path, workdir: Path) -> dict:
     return result
 
 
+def shown(path: Path) -> Path:
+    """`path` as the reader typed it: relative to the current folder where it lies inside."""
+    path = path.resolve()
+    return path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "dist", help="where to write them (dist/)")
     args = parser.parse_args()
     try:
-        print(f"Building {autograder.WHEEL} and {SDIST} into {args.out} ...", flush=True)
+        print(f"Building {autograder.WHEEL} and {SDIST} into {shown(args.out)}/ ...", flush=True)
         packages = build(ROOT, args.out)
         with tempfile.TemporaryDirectory(prefix="autograd-course-dist-") as tmp:
             print("Proving each in a new environment (outside the repository, requirements.txt's torch) ...",
@@ -148,8 +154,7 @@ def main() -> int:
             python = new_environment(Path(tmp) / "venv")
             for package in packages:
                 result = prove(package, python, Path(tmp) / "work")
-                print(f"{package.relative_to(ROOT) if package.is_relative_to(ROOT) else package}: "
-                      f"installed by the set-up cell, {result['text'].splitlines()[0]}")
+                print(f"{shown(package)}: installed by the set-up cell, {result['text'].splitlines()[0]}")
             shutil.rmtree(Path(tmp) / "venv", ignore_errors=True)
     except ProofFailed as error:
         print(f"make dist: {error}", file=sys.stderr)

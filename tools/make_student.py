@@ -32,7 +32,8 @@ import importlib.util, os, subprocess, sys
 if importlib.util.find_spec("autograder") is None:
     package = os.environ.get("AUTOGRADER_PACKAGE", "{url}")
     print(f"Installing the course package from {{package}} ...")
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], capture_output=True, text=True)
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-color", package],
+                         capture_output=True, text=True)
     if pip.returncode:  # what to do, not a traceback: Jupyter shows an error's _render_traceback_() alone
 
         class SetupFailed(Exception):
@@ -51,7 +52,7 @@ if importlib.util.find_spec("autograder") is None:
     importlib.invalidate_caches()
 from autograder import warn_if_no_graphviz
 
-warn_if_no_graphviz()  # says how to get Graphviz where its `dot` program is missing"""  # noqa: E501 - the notebooks' cell
+warn_if_no_graphviz()  # says how to get Graphviz where its `dot` program is missing"""
 
 
 def solution_regions(source: str) -> list[list[str]]:
