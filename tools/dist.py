@@ -115,7 +115,7 @@ def prove(package: Path, python: Path, workdir: Path) -> dict:
     """Installs `package` into `python`'s environment with the notebooks' set-up cell and grades the
     solution there; what the grading printed (see PROVE), or ProofFailed saying what went wrong."""
     workdir.mkdir(parents=True, exist_ok=True)
-    # a file proved before this one
+    # what a previous proof installed: the set-up cell installs only where the package is missing
     subprocess.run([str(python), "-m", "pip", "uninstall", "-y", "-q", "autograd-course"],
                    capture_output=True, env=clean_environment(), cwd=workdir, check=False)
     setup = run([str(python), "-c", setup_cell().source], workdir, AUTOGRADER_PACKAGE=str(package),
@@ -160,8 +160,8 @@ def main() -> int:
         print(f"make dist: {error}", file=sys.stderr)
         return 1
     release = autograder.RELEASE
-    print(f"To release: commit, then `git tag {release} && git push origin {release}`; the notebooks install "
-          f"{autograder.PACKAGE_URL}.")
+    print(f"To release: commit and push, then `git tag {release} && git push origin {release}`; "
+          f"the notebooks install {autograder.PACKAGE_URL}.")
     return 0
 
 
