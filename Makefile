@@ -4,7 +4,7 @@ LINT := .venv/bin/ruff check autograder tools tests
 SOLUTIONS ?= 1
 export PYTHONHASHSEED := 0
 
-.PHONY: setup setup-lab setup-browser demo test test-torch test-fast lab student solutions site bench clean lint
+.PHONY: setup setup-lab setup-browser demo test test-torch test-fast lab student solutions site dist bench clean lint
 
 setup:
 	@tools/setup.sh
@@ -42,6 +42,9 @@ site:  ## build the static site into build/site/ (SOLUTIONS=0 leaves solutions o
 	@WITH_SITE=1 tools/setup.sh
 	$(PY) -m tools.build_site --solutions $(SOLUTIONS)
 
+dist: setup  ## the release's wheel and sdist into dist/, each installed by the set-up cell and graded elsewhere
+	$(PY) -m tools.dist
+
 bench: setup  ## autograder against nbgrader on a generated class
 	$(PY) -m tools.bench
 
@@ -49,4 +52,4 @@ lint: setup  ## ruff, as make test runs it first (pyproject.toml's [tool.ruff]: 
 	$(LINT)
 
 clean:
-	rm -rf build .pytest_cache .jupyter_cache demo-feedback .venv-torch
+	rm -rf build dist .pytest_cache .jupyter_cache demo-feedback .venv-torch

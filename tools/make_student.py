@@ -8,7 +8,10 @@ demonstrations, is kept as it is.
 
 Every student notebook starts with the set-up cell SETUP: it does nothing where the course's package
 imports, and otherwise installs it from the course's release (autograder.PACKAGE_URL, or the wheel or
-address in $AUTOGRADER_PACKAGE), so that a notebook opened in Colab, Binder or a bare Jupyter works.
+address in $AUTOGRADER_PACKAGE), so that a notebook opened in Colab, Binder or a bare Jupyter works. Where
+pip fails (offline, say) it stops Run All with one paragraph that says how to install from a wheel, and pip's
+last lines, instead of a traceback. Plain `pip install` keeps an installed torch that the package's range
+accepts (pip's default upgrade strategy, only-if-needed), so Colab keeps its own PyTorch.
 """
 
 import argparse
@@ -29,13 +32,27 @@ import importlib.util, os, subprocess, sys
 if importlib.util.find_spec("autograder") is None:
     package = os.environ.get("AUTOGRADER_PACKAGE", "{url}")
     print(f"Installing the course package from {{package}} ...")
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], capture_output=True, text=True)
-    if pip.returncode:
-        raise RuntimeError(f"pip could not install {{package}} (is the notebook online?):\\n{{pip.stderr[-2000:]}}")
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-color", package],
+                         capture_output=True, text=True)
+    if pip.returncode:  # what to do, not a traceback: Jupyter shows an error's _render_traceback_() alone
+
+        class SetupFailed(Exception):
+            def _render_traceback_(self):
+                return str(self).splitlines()
+
+        said = [f"  {{line}}" for line in pip.stderr.splitlines() if line.strip() and "Retrying" not in line]
+        raise SetupFailed(
+            f"The course package could not be installed (is this computer offline?) from\\n  {{package}}\\n"
+            "Offline, install it from a wheel: get {wheel} (in a clone of the\\n"
+            "course, `make dist` writes it into dist/; or ask your instructor), run\\n"
+            "  %env AUTOGRADER_PACKAGE=/path/to/{wheel}\\n"
+            "in a cell above this one, and run this cell again. Or, in a clone of the course, run\\n"
+            f"  {{sys.executable}} -m pip install -e .\\n"
+            "in a terminal, then restart the kernel. pip said:\\n" + "\\n".join(said[-4:]))
     importlib.invalidate_caches()
 from autograder import warn_if_no_graphviz
 
-warn_if_no_graphviz()  # says how to get Graphviz where its `dot` program is missing"""  # noqa: E501 - the notebooks' cell
+warn_if_no_graphviz()  # says how to get Graphviz where its `dot` program is missing"""
 
 
 def solution_regions(source: str) -> list[list[str]]:
@@ -83,9 +100,9 @@ def student_cell(cell):
 
 def setup_cell():
     """The first cell of every student notebook (see SETUP)."""
-    from autograder import PACKAGE_URL
+    from autograder import PACKAGE_URL, WHEEL
 
-    return nbformat.v4.new_code_cell(SETUP.format(url=PACKAGE_URL), id=SETUP_ID)
+    return nbformat.v4.new_code_cell(SETUP.format(url=PACKAGE_URL, wheel=WHEEL), id=SETUP_ID)
 
 
 def student_notebook(nb):
