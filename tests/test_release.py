@@ -213,8 +213,8 @@ def test_the_repository_has_the_release_tag():
         pytest.skip("a shallow clone has only the commits it fetched and not their tags: the release tag "
                     "cannot be looked for here (a full clone runs this test)")
     if not git("tag", "--list").stdout.strip():
-        pytest.skip("this clone carries no tag at all (a clone of the branch alone): the release tag cannot be "
-                    "looked for here (`git fetch --tags`, or a full clone, runs this test)")
+        pytest.skip("this clone carries no tag at all (a clone of the branch alone): the release tag cannot "
+                    "be looked for here (`git fetch --tags`, or a full clone, runs this test)")
     release = autograder.RELEASE
     assert git("tag", "--list", release).stdout.split() == [release], (
         f"the repository has no tag {release}, which the student notebooks install from "
