@@ -84,7 +84,7 @@ def claims(lesson: str) -> dict[str, Outcome]:
                 source, filename = _python(cell.source), f"<{lesson} cell {index}>"
                 # as in a notebook, tracebacks (anomaly mode's forward trace among them) show the lines
                 linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-                exec(compile(source, filename, "exec"), namespace)  # noqa: S102
+                exec(compile(source, filename, "exec", dont_inherit=True), namespace)  # noqa: S102 - as Jupyter
             except Exception as error:
                 raise AssertionError(f"{lesson} cell {index} ({name}) raised {error!r}") from error
         if namespace.get("expect_error") is expect_error:  # imported by the set-up cell

@@ -55,7 +55,9 @@ def test_the_lessons_filled_in_run_as_in_jupyter(tmp_path):
     subs = load(sorted((ROOT / "solutions").glob("*.ipynb")), ("02-custom-functions",))
     assert len(subs) >= 7
     uses = ("display('x', raw=True)\nget_ipython().run_line_magic('matplotlib', 'inline')\n"
-            "shell = get_ipython()\nshell.system('ls')\n")
+            "shell = get_ipython()\nshell.system('ls')\n"
+            "def typed(x: int) -> None: ...\n"  # annotations are types, as in Jupyter (torch.library reads)
+            "assert typed.__annotations__['x'] is int, typed.__annotations__\n")
     kernel = load([notebook(tmp_path / "kernel.ipynb", uses)])
     with Pipeline(ASSIGNMENT, workers=2) as pipeline:
         for sub, g in pipeline.grade(subs + kernel):

@@ -132,7 +132,7 @@ def in_process() -> None:
         cpu = time.process_time
         t = cpu()
         namespace = {"__name__": "__main__"}
-        exec(compile(source, f"{who}.py", "exec"), namespace)  # noqa: S102 - our own example
+        exec(compile(source, f"{who}.py", "exec", dont_inherit=True), namespace)  # noqa: S102 - our own example
         cells = cpu() - t
         for p in assignment.problems:  # first calls out of the way
             probe(p, namespace, cases[p.name], 0, expected[p.name])

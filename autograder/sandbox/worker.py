@@ -167,7 +167,9 @@ def run(messages: int, control: int, payload: dict, snapshot: Snapshot) -> None:
         filename = f"<cell {index + 1}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # for tracebacks
         try:
-            exec_(compile_(source, filename, "exec"), namespace)  # this is the job
+            # dont_inherit: the cell's code, not this module's `from __future__ import annotations` (a
+            # custom op's annotations must be types, as in Jupyter, for torch.library to read them)
+            exec_(compile_(source, filename, "exec", dont_inherit=True), namespace)  # this is the job
         except BaseException as caught:  # noqa: BLE001 - SystemExit and KeyboardInterrupt included
             error = caught
         if _getpid() != me:  # a process the cell forked came back here: only the worker speaks

@@ -38,7 +38,7 @@ def run_check(problem: str, source: str, seed: int = 0):
     text = HEADER + source
     filename = f"<cell {abs(hash(text))}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - the test's own fixtures
+    exec(compile(text, filename, "exec", dont_inherit=True), namespace)  # noqa: S102 - the test's own fixtures
     name = find_problem(problem).lookup
     namespace["check"] = check
     exec(f"report = check({name}, seed={seed})", namespace)  # noqa: S102 - companions are read from the caller
