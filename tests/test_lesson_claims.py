@@ -363,7 +363,9 @@ def test_an_input_or_a_view_returned_comes_back_as_a_view_that_may_not_change_in
     outcome = claim(L7, "l7-views")
     assert "Identity: out is h: False | a view of h: True | grad_fn: IdentityBackward" in outcome.stdout
     assert "FirstRow: a view of h: True | grad_fn: FirstRowBackward" in outcome.stdout
-    assert "Output 0 of FirstRow is a view and is being modified inplace" in str(outcome.error)
+    # (older torch names the node, FirstRowBackward, where newer ones name the Function)
+    said = str(outcome.error)
+    assert re.search(r"Output 0 of FirstRow(Backward)? is a view and is being modified inplace", said)
 
 
 def test_numpy_second_derivative_is_wrong_without_the_decorator_and_raises_with_it():
@@ -401,7 +403,8 @@ def test_code_dynamo_cannot_read_is_a_graph_break_that_still_trains():
     """ListExp's .tolist() breaks the graph (explain counts the breaks); compiled anyway, the gradient
     is 2 cos(x) exp(sin x)."""
     out = claim(L7, "l7-compile-graph-break").stdout
-    assert re.search(r"graph breaks: [1-9]", out) and "first reason: Tensor.tolist()" in out
+    assert re.search(r"graph breaks: [1-9]", out)
+    assert re.search(r"first reason: .*tolist", out)  # "Tensor.tolist()", or older torch's words on tolist
     assert "gradient: tensor([2.0000, 2.5068]) | 2 cos(x) exp(sin x): tensor([2.0000, 2.5068])" in out
 
 

@@ -75,9 +75,33 @@ def _function_apply():
     bind = type(descriptor).__get__
 
     def apply(function, *args, **kwargs):
+        if kwargs and not takes_keywords:
+            args, kwargs = _positional(function, args, kwargs)
         return bind(descriptor, None, function)(*args, **kwargs)
 
+    class Probe(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k=0):
+            return x
+
+    try:  # a keyword argument for forward: torch 2.9 and later pass it on, earlier ones refuse
+        bind(descriptor, None, Probe)(torch.zeros(1), k=1)
+        takes_keywords = True
+    except TypeError:
+        takes_keywords = False
     return apply
+
+
+def _positional(function, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """Keyword arguments for forward passed by position, for a torch whose apply takes none (what is left,
+    a keyword-only parameter, is still passed by keyword, and refused as that torch refuses it)."""
+    import inspect
+
+    forward = inspect.signature(function.forward)
+    # forward(ctx, ...) unless the Function has a setup_context of its own
+    with_ctx = getattr(function, "setup_context", None) is torch.autograd.Function.setup_context
+    bound = forward.bind(*((None,) if with_ctx else ()), *args, **kwargs)
+    return tuple(bound.args[1 if with_ctx else 0:]), dict(bound.kwargs)
 
 
 def _public_push(pack, unpack):
