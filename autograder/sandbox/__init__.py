@@ -3,6 +3,7 @@
     server.py    the clean parent: a fresh interpreter with torch and the measuring code, nothing else
     worker.py    a worker's life: run the cells, then measure what the grader asks for
     container.py the container: namespaces, a minimal read-only root, a tmpfs per worker, no capabilities
+    limits.py    what a submission may take (Limits): plain data, read on any system
     confine.py   the limits a worker puts on itself (rlimits, user id; outside a container Landlock too)
     seccomp.py   the system calls a worker may not make
     kernel.py    the C library's prctl and system calls
@@ -21,11 +22,23 @@ it holds no classmate's work, no reference answer, no hidden problem before its 
 measured (nothing it says after that reaches the student), and every verdict is computed in the grader.
 """
 
-from autograder.sandbox.confine import Limits, landlock_abi
-from autograder.sandbox.parent import ContainerUnavailable, Server, default_workers
-from autograder.sandbox.pool import Pool, run_all
-from autograder.sandbox.tasks import Measure, Outcome, Task
-
+# Imported when first named, as autograder/__init__.py does: `Limits` (the grader's settings, the keys of
+# its results) then loads nothing of Linux's (confine.py needs `resource`, which Windows has not).
 __all__ = ["ContainerUnavailable", "Limits", "Measure", "Outcome", "Pool", "Server", "Task",
-           "default_workers",
-           "landlock_abi", "run_all"]
+           "default_workers", "landlock_abi", "run_all"]
+
+
+def __getattr__(name: str):
+    if name == "Limits":
+        from autograder.sandbox import limits as module
+    elif name == "landlock_abi":
+        from autograder.sandbox import confine as module
+    elif name in ("ContainerUnavailable", "Server", "default_workers"):
+        from autograder.sandbox import parent as module
+    elif name in ("Pool", "run_all"):
+        from autograder.sandbox import pool as module
+    elif name in ("Measure", "Outcome", "Task"):
+        from autograder.sandbox import tasks as module
+    else:
+        raise AttributeError(f"module 'autograder.sandbox' has no attribute {name!r}")
+    return getattr(module, name)
