@@ -9,13 +9,18 @@ seccomp mode, and whether it could read a file outside its folder that Landlock 
 
 import csv
 import html
+import json
 import os
+import shutil
+import subprocess
+import sys
 
 import pytest
 
 from autograder.sandbox import landlock_abi
 from autograder.sandbox.confine import Limits, available, unavailable
 from tests.conftest import ALICE, ROOT, autograder
+from tests.gradescope.test_gradescope import gradescope_root
 
 pytestmark = pytest.mark.slow
 
@@ -74,6 +79,25 @@ def test_without_libseccomp_grades_and_says_so_once(tmp_path):
     assert graded.log.count("seccomp is unavailable") == 1, graded.log
     assert "libseccomp2" in graded.log
     assert "Seccomp: 0" in graded.printed()  # the worker really ran without the filter
+
+
+def test_gradescope_without_libseccomp_grades_and_says_so_once(tmp_path):
+    """The same on Gradescope: run_autograder's log says it once, and the student gets full marks."""
+    archive = tmp_path / "custom-functions.zip"
+    autograder("gradescope", "--assignment", "custom-functions", "--out", archive)
+    root = gradescope_root(archive, [ALICE])
+    try:
+        env = dict(os.environ, SIMULATE_WITHOUT="libseccomp", PYTHONPATH=str(SIMULATION))
+        run = subprocess.run([sys.executable, "-m", "autograder.gradescope", "run", "--root", str(root)],
+                             cwd=root, env=env, capture_output=True, text=True, timeout=600, check=False)
+        log = run.stdout + run.stderr
+        assert run.returncode == 0, log
+        document = json.loads((root / "results" / "results.json").read_text())
+        best = sum(t["max_score"] for t in document["tests"])
+        assert best > 0 and document["score"] == best, log
+        assert log.count("seccomp is unavailable") == 1 and "Traceback" not in log, log
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def test_without_pyseccomp_says_what_to_install(tmp_path):
