@@ -31,11 +31,12 @@ def missing_packages_said() -> str:
 
 
 def not_on_linux_said(command: str) -> str:
-    """Why `command` cannot run on this system, in a paragraph; "" where it can (every command but
-    `grade` runs anywhere, as check() in the notebooks does)."""
+    """Why `command` cannot run on this system, in a paragraph; "" where it can (`grade` alone needs
+    Linux's kernel: it runs student code)."""
     if command != "grade" or sys.platform.startswith("linux"):
         return ""
+    system = {"darwin": "macOS", "win32": "Windows"}.get(sys.platform, sys.platform)
     return (f"`grade` runs each submission in a container made by Linux's kernel (namespaces, seccomp, "
-            f"Landlock), so it runs on Linux only, and this system is {sys.platform}. Grade on a Linux "
+            f"Landlock), so it runs on Linux only, and this system is {system}. Grade on a Linux "
             f"machine or virtual machine (WSL 2 on Windows), or on Gradescope (`gradescope` builds its "
             f"archive here too). Nothing was graded.")

@@ -25,6 +25,7 @@ from tests.wrong_functions import CASES, HEADER, RIGHT
 FIRST_RIGHT = {problem: source for problem, source in reversed(RIGHT)}  # the first right one of each problem
 WRONG = next((source, check, cause) for problem, source, check, cause in CASES
              if problem == "KillHead" and check == "gradient")
+SYSTEMS = {"darwin": "macOS", "win32": "Windows"}
 # The notebook's entry points: what `import autograder` and its public names load.
 NOTEBOOK_ENTRIES = ("autograder", "autograder.inline", "autograder.expect", "autograder.measure.graphs")
 
@@ -92,7 +93,7 @@ def in_simulation(platform: str, tmp) -> dict:
     assert run.returncode == 0, run.stderr[-3000:]
     lines = run.stdout.strip().splitlines()
     assert lines, run.stderr[-3000:]
-    return json.loads(lines[-1]) | {"tmp": tmp}
+    return json.loads(lines[-1]) | {"tmp": tmp, "platform": platform}
 
 
 @pytest.fixture(scope="module", params=["darwin", "win32"])
@@ -138,6 +139,7 @@ def test_grade_says_it_needs_linux(simulated):
     grade = simulated["grade"]
     assert grade["status"] == 2 and grade["stdout"] == ""
     assert "runs on Linux only" in grade["stderr"] and "Gradescope" in grade["stderr"]
+    assert f"this system is {SYSTEMS[simulated['platform']]}" in grade["stderr"]
     assert "Traceback" not in grade["stderr"]
     assert not (simulated["tmp"] / "graded").exists()
 
