@@ -178,6 +178,8 @@ def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = Fa
         key = make_key(assignment, seed, limits, extras, pipeline.isolation)
         if pipeline.isolation != "container":
             say(f"warning: {NOT_ISOLATED} ({pipeline.isolation})")
+        for missing in pipeline.unavailable:
+            say(f"warning: {missing}")
         return _grade(pipeline, assignment, paths, out, force, progress, key, rules, replace)
 
 

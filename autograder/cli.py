@@ -388,9 +388,9 @@ COMMANDS = {"list": cmd_list, "grade": cmd_grade, "gradescope": cmd_gradescope, 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from autograder.packages import missing_packages_said
+    from autograder.packages import missing_packages_said, not_on_linux_said
 
-    said = missing_packages_said()  # before torch is imported: it warns without NumPy
+    said = missing_packages_said() or not_on_linux_said(args.command)  # before torch: it warns without NumPy
     if said:
         fail(said)
     try:

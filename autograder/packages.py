@@ -1,6 +1,7 @@
 """The run-time packages the grader needs (config.RUNTIME), checked by every command before it starts:
 an install with `pip install --no-deps` has none of them, and `grade` would otherwise fail mid-way on the
-first one it imports (and torch warns on every command without NumPy)."""
+first one it imports (and torch warns on every command without NumPy). And the system: `grade` runs on
+Linux only."""
 
 from __future__ import annotations
 
@@ -27,3 +28,15 @@ def missing_packages_said() -> str:
             f"install with --no-deps leaves them out). Install them with `{python} -m pip install "
             f"{' '.join(missing)}`, or install the course with its dependencies, `{python} -m pip install "
             f"-e .` in its folder (PyTorch already there is kept). Nothing was done.")
+
+
+def not_on_linux_said(command: str) -> str:
+    """Why `command` cannot run on this system, in a paragraph; "" where it can (`grade` alone needs
+    Linux's kernel: it runs student code)."""
+    if command != "grade" or sys.platform.startswith("linux"):
+        return ""
+    system = {"darwin": "macOS", "win32": "Windows"}.get(sys.platform, sys.platform)
+    return (f"`grade` runs each submission in a container made by Linux's kernel (namespaces, seccomp, "
+            f"Landlock), so it runs on Linux only, and this system is {system}. Grade on a Linux "
+            f"machine or virtual machine (WSL 2 on Windows), or on Gradescope (`gradescope` builds its "
+            f"archive here too). Nothing was graded.")

@@ -56,6 +56,11 @@ class Pipeline:
         """Where student code runs: "container", or "none: " and why (sandbox.Server.isolation)."""
         return self.pool.server.isolation
 
+    @property
+    def unavailable(self) -> list[str]:
+        """The protections the workers go without on this machine, a sentence each, for the log."""
+        return self.pool.unavailable()
+
     def grade(self, subs: list[Submission]) -> Iterator[tuple[Submission, Graded]]:
         """Each submission with its Graded record: those that could not be read first (failed everywhere,
         without a worker), then the others as their workers finish."""

@@ -101,6 +101,8 @@ def _graded(root: Path, settings: Settings, assignment, server, started: float) 
               "only what the grader loaded first (setup.sh installs them where every user may read).")
     with Pipeline(assignment, settings.limits(), None, settings.seed, server, Private([root]),
                   config.GRADESCOPE_PRELOAD) as pipeline:
+        for missing in pipeline.unavailable:
+            print(f"autograder: warning: {missing}")
         found = uploads(root / "submission", (assignment.lesson, assignment.name),
                         tuple(p.lookup for p in assignment.problems))
         try:

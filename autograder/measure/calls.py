@@ -60,7 +60,8 @@ def _excluded_prefixes() -> tuple[str, ...]:
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         with contextlib.suppress(KeyError):
             paths.add(sysconfig.get_paths()[key])
-    return tuple(sorted(p.rstrip("/") + "/" for p in paths if p)) + ("<frozen ",)
+    # each ending with the system's separator (a backslash on Windows): "torch" is not "torchviz"
+    return tuple(sorted(os.path.join(p, "") for p in paths if p)) + ("<frozen ",)
 
 
 _EXCLUDED = _excluded_prefixes()
@@ -68,7 +69,7 @@ _EXCLUDED = _excluded_prefixes()
 
 def _shown_file(filename: str) -> str:
     """A frame's file as the learner knows it: a notebook cell rather than IPython's temporary file."""
-    if "/ipykernel_" in filename or filename.startswith("<ipython-input"):
+    if "/ipykernel_" in filename or "\\ipykernel_" in filename or filename.startswith("<ipython-input"):
         return "<your notebook>"
     return filename
 

@@ -5,6 +5,7 @@
     container.py the container: namespaces, a minimal read-only root, a tmpfs per worker, no capabilities
     refusal.py   why a machine refused the container, and the least-privilege fix for that cause
     apparmor.py  the AppArmor profile that lets the grader's Python make user namespaces (apparmor-profile)
+    limits.py    what a submission may take (Limits): plain data, read on any system
     confine.py   the limits a worker puts on itself (rlimits, user id; outside a container Landlock too)
     seccomp.py   the system calls a worker may not make
     kernel.py    the C library's prctl and system calls
@@ -23,11 +24,23 @@ it holds no classmate's work, no reference answer, no hidden problem before its 
 measured (nothing it says after that reaches the student), and every verdict is computed in the grader.
 """
 
-from autograder.sandbox.confine import Limits, landlock_abi
-from autograder.sandbox.parent import ContainerUnavailable, Server, default_workers
-from autograder.sandbox.pool import Pool, run_all
-from autograder.sandbox.tasks import Measure, Outcome, Task
-
+# Imported when first named, as autograder/__init__.py does: `Limits` (the grader's settings, the keys of
+# its results) then loads nothing of Linux's (confine.py needs `resource`, which Windows has not).
 __all__ = ["ContainerUnavailable", "Limits", "Measure", "Outcome", "Pool", "Server", "Task",
-           "default_workers",
-           "landlock_abi", "run_all"]
+           "default_workers", "landlock_abi", "run_all"]
+
+
+def __getattr__(name: str):
+    if name == "Limits":
+        from autograder.sandbox import limits as module
+    elif name == "landlock_abi":
+        from autograder.sandbox import confine as module
+    elif name in ("ContainerUnavailable", "Server", "default_workers"):
+        from autograder.sandbox import parent as module
+    elif name in ("Pool", "run_all"):
+        from autograder.sandbox import pool as module
+    elif name in ("Measure", "Outcome", "Task"):
+        from autograder.sandbox import tasks as module
+    else:
+        raise AttributeError(f"module 'autograder.sandbox' has no attribute {name!r}")
+    return getattr(module, name)

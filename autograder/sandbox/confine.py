@@ -1,8 +1,9 @@
 """The kernel's confinement of one worker, applied by the worker to itself before any student code runs:
 a session, resource limits, a user id of its own, IPC and network namespaces, Landlock and seccomp.
 
-Each mechanism is used where the kernel offers it and silently skipped where it does not; `available()`
-says which are in force, so that the tests can say what they skip.
+Each mechanism is used where the kernel offers it and skipped where it does not; `unavailable()` says which
+are missing, for the grader's log, and `available()` which are in force, so that the tests can say what
+they skip.
 """
 
 from __future__ import annotations
@@ -15,9 +16,7 @@ import signal
 import struct
 import sys
 import tempfile
-from dataclasses import dataclass
 
-from autograder import config
 from autograder.sandbox import container
 from autograder.sandbox.kernel import (  # noqa: F401 - re-exported for the sandbox's other modules
     CAPABILITY_VERSION_3,
@@ -30,37 +29,10 @@ from autograder.sandbox.kernel import (  # noqa: F401 - re-exported for the sand
     libc,
     prctl,
 )
-from autograder.sandbox.seccomp import seccomp
+from autograder.sandbox.limits import Limits
+from autograder.sandbox.seccomp import seccomp, seccomp_unavailable
 
 CAP_DAC_READ_SEARCH = 2
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per submission. Times are wall-clock seconds, counted by the grader alone."""
-
-    load_seconds: float = config.LOAD_SECONDS  # running all cells
-    # measuring one problem (and, once more, explaining its failure)
-    problem_seconds: float = config.PROBLEM_SECONDS
-    # address space on top of the clean parent's (the cgroup's: a bit above)
-    memory_bytes: int = config.MEMORY_BYTES
-    processes: int = config.PROCESSES  # processes and threads of the worker (its cgroup, or its user id)
-    file_bytes: int = config.FILE_BYTES  # largest file a worker may write
-    open_files: int = config.OPEN_FILES
-    output_bytes: int = config.OUTPUT_BYTES  # printed output kept for the feedback
-    tmp_bytes: int = config.TMP_BYTES  # a worker's own /tmp and folder, in a container (a tmpfs)
-    # Keep CAP_DAC_READ_SEARCH after dropping to the worker uid (an interpreter under /root still imports);
-    # Landlock then limits reading to the interpreter, its packages and the system's libraries. False drops
-    # every capability: the worker reads only what its uid may, so a folder of mode 700 (Gradescope's
-    # /autograder/source) is closed to it; Python must then be world-readable.
-    keep_read_search: bool = True
-    landlock: bool = True  # confine reads, writes, network and signals with Landlock where the kernel has it
-    cgroups: bool = True  # a memory, CPU-share and process cgroup per worker where one can be written
-
-    def __post_init__(self):
-        for name in ("load_seconds", "problem_seconds"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be a positive number of seconds, not {getattr(self, name)!r}")
 
 
 def baseline_memory() -> int:
@@ -215,13 +187,21 @@ def landlock(workdir: str, reads: list[str] | None) -> int:
 
 def available() -> dict[str, bool]:
     """Which mechanisms this machine offers a worker (for the tests and the docs)."""
-    try:
-        import pyseccomp  # noqa: F401
+    return {"landlock": landlock_abi() >= 1, "seccomp": not seccomp_unavailable()}
 
-        has_seccomp = True
-    except (ImportError, OSError):
-        has_seccomp = False
-    return {"landlock": landlock_abi() >= 1, "seccomp": has_seccomp}
+
+def unavailable(contained: bool, limits: Limits) -> list[str]:
+    """The protections the workers will go without on this machine, a sentence each for the grader's log
+    (they grade all the same). Landlock is used only without a container."""
+    missing = []
+    if why := seccomp_unavailable():
+        missing.append(f"seccomp is unavailable, so workers may make the system calls it refuses (new "
+                       f"namespaces, mounts, tracing, memory behind file descriptors): {why}.")
+    if not contained and limits.landlock and landlock_abi() < 1:
+        missing.append("Landlock is unavailable (it needs Linux 5.13 or newer, and a container runtime that "
+                       "does not refuse its system calls), so a worker without a container may read and "
+                       "write whatever its user id may, not only its own folder and the interpreter's files.")
+    return missing
 
 
 # -- the whole confinement -----------------------------------------------------------------------------

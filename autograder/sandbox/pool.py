@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from autograder.sandbox.cgroups import Cgroups
-from autograder.sandbox.confine import PR_SET_DUMPABLE, Limits, prctl
+from autograder.sandbox.confine import PR_SET_DUMPABLE, Limits, prctl, unavailable
 from autograder.sandbox.job import Job
 from autograder.sandbox.parent import Server, ServerGone, default_workers
 from autograder.sandbox.processes import Reaper, UserIds, sweep_leftovers
@@ -52,6 +52,10 @@ class Pool:
                 self.server = Server(fallback=self.fallback)
                 self.server.prepare(self.preload, self.extra_checks)
         return self.server
+
+    def unavailable(self) -> list[str]:
+        """The protections its workers go without on this machine, a sentence each (confine.unavailable)."""
+        return unavailable(self.server.isolation == "container", self.limits)
 
     def close(self) -> None:
         self.server.close()

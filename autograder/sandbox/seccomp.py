@@ -23,6 +23,7 @@ REFUSED_CALLS = ("memfd_create", "memfd_secret", "userfaultfd", "ptrace", "proce
                  "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "name_to_handle_at",
                  "open_by_handle_at", "kexec_load", "kexec_file_load", "init_module", "finit_module",
                  "delete_module", "swapon", "swapoff", "reboot", "syslog", "acct", "quotactl", "vhangup")
+_PR_GET_SECCOMP, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _BPF_INSTRUCTION = 21, 22, 2, 8
 
 
 def _rules(pyseccomp):
@@ -48,26 +49,39 @@ def _rules(pyseccomp):
 
 
 @functools.cache
-def seccomp_program() -> bytes:
-    """The filter as BPF; empty where libseccomp or seccomp is missing."""
+def _compiled() -> tuple[bytes, str]:
+    """(the filter as BPF, "") or (b"", why there is none)."""
     try:
         import pyseccomp
-    except (ImportError, OSError):
-        return b""
+    except ImportError:
+        return b"", "the Python package pyseccomp is not installed (pip install pyseccomp)"
+    except Exception as error:  # noqa: BLE001 - pyseccomp raises RuntimeError where libseccomp is missing
+        return b"", (f"pyseccomp cannot load the C library libseccomp ({error}): install it, e.g. "
+                     f"`apt-get install libseccomp2` on Debian or Ubuntu")
     try:
         with tempfile.TemporaryFile() as f:
             _rules(pyseccomp).export_bpf(f)
             f.seek(0)
-            return f.read()
-    except Exception:  # noqa: BLE001 - no seccomp support in this libseccomp
-        return b""
+            return f.read(), ""
+    except Exception as error:  # noqa: BLE001 - no seccomp support in this libseccomp
+        return b"", f"libseccomp could not compile the filter ({type(error).__name__}: {error})"
+
+
+def seccomp_program() -> bytes:
+    """The filter as BPF; empty where libseccomp or seccomp is missing."""
+    return _compiled()[0]
+
+
+def seccomp_unavailable() -> str:
+    """Why a worker will run without the filter, in a few words; "" when it will have it."""
+    why = _compiled()[1]
+    if not why and prctl(_PR_GET_SECCOMP, 0) < 0:
+        why = "this kernel has no seccomp (it was built without CONFIG_SECCOMP)"
+    return why
 
 
 class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-
-_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _BPF_INSTRUCTION = 22, 2, 8
 
 
 def seccomp() -> bool:
