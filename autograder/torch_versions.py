@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-OLDEST = "2.4.1"
+OLDEST = "2.5.1"
 NEWEST = "2.15.0"
 
 
