@@ -8,6 +8,8 @@ tensor operators or `Function.apply` cannot answer for the measurements. The wor
 This is also the one place that uses torch's private API (names with an underscore): `PRIVATE` lists each
 with what it protects. Where a torch lacks one or changed it, a fallback keeps check() and the grader
 working without that protection, and `UNAVAILABLE` names what is lost (the grader logs it once).
+snapshot.py also names private torch modules whose globals it puts back (torch._C, torch._tensor, torch._ops,
+torch.utils._python_dispatch): one a torch lacks is simply not there to protect.
 """
 
 from __future__ import annotations
