@@ -26,6 +26,7 @@ from autograder.torch_versions import NEWEST, OLDEST
 
 ROOT = Path(__file__).resolve().parent.parent
 VENVS = ROOT / ".venv-torch"
+PACKAGE = ".[course,site,dev]"  # everything the tests import, so that pytest can collect every module
 
 
 def pins_without_torch() -> str:
@@ -38,7 +39,8 @@ def environment(version: str) -> Path:
     venv = VENVS / version
     python, done = venv / "bin" / "python", venv / ".installed"
     inputs = [ROOT / "requirements.txt", ROOT / "pyproject.toml"]
-    if done.exists() and all(p.stat().st_mtime <= done.stat().st_mtime for p in inputs):
+    if (done.exists() and done.read_text() == PACKAGE
+            and all(p.stat().st_mtime <= done.stat().st_mtime for p in inputs)):
         return python
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
@@ -49,11 +51,11 @@ def environment(version: str) -> Path:
     print(f"torch-matrix: installing torch {version} and the pinned packages into {venv.relative_to(ROOT)}",
           flush=True)
     try:
-        subprocess.run([str(python), "-m", "pip", "install", "-q", f"torch=={version}", "-e",
-                        ".[course,dev]"], check=True, cwd=ROOT, env=env)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", f"torch=={version}", "-e", PACKAGE],
+                       check=True, cwd=ROOT, env=env)
     finally:
         os.unlink(constraints.name)
-    done.touch()
+    done.write_text(PACKAGE)
     print(f"torch-matrix: installed in {time.monotonic() - started:.0f} s", flush=True)
     return python
 
