@@ -20,9 +20,12 @@ from dataclasses import dataclass, field
 from functools import cache
 
 import nbformat
+import pytest
+import torch
 
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.stack  # the lessons' claims, on every torch the course supports (make test-torch)
 MAGIC = re.compile(r"^\s*[%!]", re.MULTILINE)
 
 
@@ -193,6 +196,22 @@ def test_not_every_builtin_backward_is_twice_differentiable():
     assert "first derivatives: True" in outcome.stdout
     assert isinstance(outcome.error, RuntimeError)
     assert "derivative for aten::multi_margin_loss_backward is not implemented" in str(outcome.error)
+
+
+# -- Lesson 3: training through a custom Function -------------------------------------------------------
+
+L3 = "03-training"
+
+
+def test_writing_into_a_broadcast_gradient_raises_up_to_2_14_and_zeroes_it_from_2_15():
+    """sum()'s gradient is one number broadcast (strides 0): up to torch 2.14 writing into it raises;
+    from 2.15 on the write goes through and x.grad comes back all zeros, as the lesson says of each."""
+    out = claim(L3, "l3-write-into-broadcast-gradient").stdout
+    if tuple(int(n) for n in torch.__version__.split(".")[:2]) < (2, 15):
+        assert out.startswith("RuntimeError: unsupported operation: more than one element of the written-to "
+                              "tensor refers to a single memory location."), out
+    else:
+        assert out.startswith("no error; x.grad[0] = tensor([0., 0., 0., 0., 0., 0., 0., 0.])"), out
 
 
 # -- Lesson 4: gradcheck -------------------------------------------------------------------------------
