@@ -66,6 +66,10 @@ def claims(lesson: str) -> dict[str, Outcome]:
     from autograder import expect_error
 
     nb = nbformat.read(ROOT / "solutions" / f"{lesson}.ipynb", as_version=4)
+    # torch's global settings as a fresh kernel has them (a lesson run before may have changed them)
+    torch.set_printoptions(profile="default")
+    torch.set_default_dtype(torch.float32)
+    torch.set_grad_enabled(True)
     module = types.ModuleType("__lesson__")  # importable, as torch.compile looks the cells' module up
     sys.modules[module.__name__] = module
     namespace: dict = module.__dict__
