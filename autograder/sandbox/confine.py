@@ -89,12 +89,26 @@ def new_namespaces() -> bool:
 _SYS_LANDLOCK_CREATE_RULESET, _SYS_LANDLOCK_ADD_RULE, _SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
 _LL_EXECUTE, _LL_WRITE_FILE, _LL_READ_FILE, _LL_READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 _LL_WRITES_V1 = sum(1 << b for b in range(4, 13))  # remove dir/file, make char/dir/reg/sock/fifo/block/sym
-_LL_REFER, _LL_TRUNCATE, _LL_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
+_LL_REFER, _LL_TRUNCATE, _LL_IOCTL_DEV, _LL_RESOLVE_UNIX = 1 << 13, 1 << 14, 1 << 15, 1 << 16
 _LL_READS = _LL_EXECUTE | _LL_READ_FILE | _LL_READ_DIR
 _SYSTEM_READS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
-# Outside a container, Landlock also lets a worker read these of the machine (in one, container.py makes
-# its own /proc, /dev and /etc).
-_LANDLOCK_READS = ("/proc", "/sys", "/dev", "/etc/passwd", "/etc/group") + container.ETC
+# Outside a container, Landlock also lets a worker read these of the machine, as container.py gives a
+# worker in one: five devices (never a terminal of yours), the processors' description of /sys (not
+# /sys/class/net), a few files of /etc; of /proc the kernel's tables of processors and memory, and the
+# worker's own entries (own_proc()).
+_LANDLOCK_READS = (tuple(f"/dev/{name}" for name in container.DEVICES)
+                   + (container.CPU_INFO, "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/etc/passwd",
+                      "/etc/group") + container.ETC)
+# What of /proc/self a program may ask; never another process's entries (the command lines of your
+# programs name your files and tokens), nor its own net (without a network namespace of its own it lists
+# the machine's sockets) or mounts. Landlock keeps another process's environ, fd, cwd, root, maps and mem
+# from the worker anyway, as it keeps ptrace.
+_PROC_OWN = ("task", "fd", "fdinfo", "stat", "statm", "status", "maps", "smaps", "limits", "cmdline", "comm")
+_PINNED: list[int] = []  # see landlock()
+
+
+def own_proc() -> list[str]:
+    return [f"/proc/{os.getpid()}/{name}" for name in _PROC_OWN]
 
 
 def landlock_abi() -> int:
@@ -138,15 +152,17 @@ def readable_paths() -> list[str]:
 
 def landlock(workdir: str, reads: list[str] | None) -> int:
     """Confines this process and everything it starts: files may be written only inside workdir (and
-    /dev/null), read only there and in `reads` (None: reading is left to the user id), TCP connections
-    and listening are refused (ABI 4), and no signal reaches a process outside this sandbox (ABI 6).
+    /dev/null), read only there and in `reads` (None: reading is left to the user id), no process outside
+    this sandbox may be traced or have its /proc entries that ptrace guards read (ABI 1), TCP connections
+    and listening are refused (ABI 4), no abstract Unix socket or signal reaches outside it (ABI 6), nor
+    a Unix socket by its path (ABI 9, Linux 7.1; before it only seccomp's refusal of sockets stops that).
     Returns the ABI used, 0 when Landlock is not in force."""
     abi = landlock_abi()
     if abi < 1:
         return 0
     writes = _LL_WRITE_FILE | _LL_WRITES_V1 | (_LL_REFER if abi >= 2 else 0) \
         | (_LL_TRUNCATE if abi >= 3 else 0) | (_LL_IOCTL_DEV if abi >= 5 else 0)
-    fs = writes | (_LL_READS if reads is not None else 0)
+    fs = writes | (_LL_READS if reads is not None else 0) | (_LL_RESOLVE_UNIX if abi >= 9 else 0)
     net = 0b11 if abi >= 4 else 0  # bind and connect TCP
     scoped = 0b11 if abi >= 6 else 0  # abstract unix sockets and signals
     attr = struct.pack("=QQQ", fs, net, scoped)[: 8 if abi < 4 else 16 if abi < 6 else 24]
@@ -174,7 +190,13 @@ def landlock(workdir: str, reads: list[str] | None) -> int:
                                rule, ctypes.c_uint32(0)) < 0 and path in (workdir, os.devnull):
                     return 0
             finally:
-                os.close(fd)
+                # A rule names an inode, and the kernel makes a new one for a /proc/<pid> entry each time
+                # its cached name was dropped: the descriptor stays open, so that the name stays cached
+                # (a submission that closes it can only lose its own entries).
+                if path.startswith("/proc/") and path.split("/")[2].isdigit():
+                    _PINNED.append(fd)
+                else:
+                    os.close(fd)
         if prctl(PR_SET_NO_NEW_PRIVS, 1) != 0:
             return 0
         if lib.syscall(ctypes.c_long(_SYS_LANDLOCK_RESTRICT_SELF), ctypes.c_int(ruleset),
@@ -273,5 +295,5 @@ def confine(uid: int | None, workdir: str, limits: Limits, baseline: int, cpu_se
     os.environ.update(SAFE_ENV, HOME=workdir, TMPDIR=workdir)
     tempfile.tempdir = workdir
     if limits.landlock and not contained:
-        landlock(workdir, readable_paths() + list(_LANDLOCK_READS))
+        landlock(workdir, readable_paths() + list(_LANDLOCK_READS) + own_proc())
     seccomp()

@@ -3,7 +3,8 @@ PID, mount, network, IPC, UTS and cgroup namespaces, a minimal read-only root, n
 
 Three steps, each in the process that can take it:
 
-    outer_namespaces()   the clean parent's first process: a user, mount and PID namespace of its own
+    outer_namespaces()   the clean parent's first process: a user, mount, PID, network and IPC namespace of
+                         its own
     write_maps()         the grader, outside: which user ids that namespace holds (root: 0 and the worker
                          ids; an ordinary user: its own id only)
     build_root()         the clean parent (PID 1 of that namespace): a tmpfs root holding, read-only, the
@@ -108,10 +109,12 @@ def _write(path: str, text: str) -> None:
 # -- the clean parent's namespaces ----------------------------------------------------------------------
 
 def outer_namespaces() -> None:
-    """In the clean parent's first process: a user, mount and PID namespace (its next child is PID 1).
-    Refused, it says why and what to do on this machine (refusal.py)."""
+    """In the clean parent's first process: a user, mount and PID namespace (its next child is PID 1), and
+    network and IPC namespaces, which the clean parent and every worker's init (a process each worker
+    sees, as its PID 1) then hold: no /proc/1/net of a worker lists the machine's sockets. Refused, it says
+    why and what to do on this machine (refusal.py)."""
     try:
-        unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID)
+        unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC)
     except ContainerError as error:
         from autograder.sandbox import refusal
 

@@ -1,7 +1,7 @@
 """The system calls a worker may not make, refused by a seccomp filter it loads on itself last: new
 namespaces by any call, mounts, tracing, another process's memory or limits, memory behind file
-descriptors, and the kernel's own administration. Compiled to BPF once, by libseccomp (the pyseccomp
-binding), in the clean parent; each worker only loads it."""
+descriptors, sockets of any kind, and the kernel's own administration. Compiled to BPF once, by
+libseccomp (the pyseccomp binding), in the clean parent; each worker only loads it."""
 
 from __future__ import annotations
 
@@ -13,6 +13,10 @@ import tempfile
 from autograder.sandbox.container import NAMESPACE_FLAGS
 from autograder.sandbox.kernel import PR_SET_NO_NEW_PRIVS, libc, prctl
 
+# Sockets of every family: a worker needs none (its messages go through pipes it inherits, and it holds
+# no socket), and one would reach, whatever namespace it is in, a Unix socket by its path (your ssh-agent,
+# tmux, a database), an abstract one, TCP or UDP on this machine or beyond, netlink, raw packets.
+NETWORK_CALLS = ("socket", "socketpair", "connect", "bind", "listen", "accept", "accept4")
 # Refused with EPERM whatever their arguments: calls that escape the memory limits (memory behind a file
 # descriptor is not address space), read or write another process's memory, make or join namespaces,
 # mount, or administer the kernel.
@@ -22,7 +26,8 @@ REFUSED_CALLS = ("memfd_create", "memfd_secret", "userfaultfd", "ptrace", "proce
                  "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount",
                  "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "name_to_handle_at",
                  "open_by_handle_at", "kexec_load", "kexec_file_load", "init_module", "finit_module",
-                 "delete_module", "swapon", "swapoff", "reboot", "syslog", "acct", "quotactl", "vhangup")
+                 "delete_module", "swapon", "swapoff", "reboot", "syslog", "acct", "quotactl", "vhangup",
+                 *NETWORK_CALLS)
 _PR_GET_SECCOMP, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _BPF_INSTRUCTION = 21, 22, 2, 8
 
 

@@ -98,8 +98,8 @@ def _reap_children() -> None:
 def _threads() -> int:
     try:
         return len(os.listdir("/proc/self/task"))
-    except OSError:
-        return 1
+    except OSError:  # hidden from it (Landlock, confine.py): as if threads ran, to be measured without them
+        return 2
 
 
 def _without_threads() -> bool:

@@ -20,8 +20,10 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-NAME = "autograder-test"
-LOCK = "/tmp/autograder-test-user.lock"  # taken by whichever test process prepares the user
+# Two checkouts tested at once on one machine each name their own (AUTOGRADER_TEST_USER): the copy of
+# the project in the account's home is one checkout's only.
+NAME = os.environ.get("AUTOGRADER_TEST_USER", "autograder-test")
+LOCK = f"/tmp/{NAME}-user.lock"  # taken by whichever test process prepares the user
 # What the copy leaves out: the root's environment, the history, what builds and tests leave behind.
 IGNORED = shutil.ignore_patterns(".venv", ".venv-*", ".git", "build", "__pycache__", ".pytest_cache",
                                  ".ruff_cache", "node_modules", "*.egg-info", ".jupyter_cache",

@@ -1,5 +1,7 @@
-"""A Unix socket server of the grading account that answers every connection with a secret: one at a
-pathname (in a folder only that account may enter) and one at an abstract name. Runs until killed.
+"""Servers of the grading account that answer every connection with a secret, as an ssh-agent, a tmux
+server or a database would answer a client: a Unix socket at a pathname (in a folder only that account
+may enter), one at an abstract name, and TCP on 127.0.0.1 at a port the kernel picks. Prints
+`listening PORT` once all three listen, then runs until killed.
 
     python tests/sandbox/socket_server.py PATH ABSTRACT-NAME SECRET
 """
@@ -20,8 +22,9 @@ def serve(server: socket.socket, secret: bytes) -> None:
 def main() -> None:
     path, abstract, secret = sys.argv[1], sys.argv[2], sys.argv[3].encode()
     servers = []
-    for address in (path, "\0" + abstract):
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    for family, address in ((socket.AF_UNIX, path), (socket.AF_UNIX, "\0" + abstract),
+                            (socket.AF_INET, ("127.0.0.1", 0))):
+        server = socket.socket(family, socket.SOCK_STREAM)
         server.bind(address)
         server.listen(16)
         servers.append(server)
@@ -29,7 +32,7 @@ def main() -> None:
     threads = [threading.Thread(target=serve, args=(s, secret), daemon=True) for s in servers]
     for thread in threads:
         thread.start()
-    print("listening", flush=True)
+    print("listening", servers[-1].getsockname()[1], flush=True)
     threads[0].join()
 
 

@@ -70,3 +70,50 @@ def test_without_landlock_the_capability_reads_everything(secret):
     """The documented limit: without Landlock, the kept capability reads a closed folder."""
     output = run([PROBE.format(secret=str(secret))], Limits(landlock=False)).replace("\t", " ")
     assert "READ ANSWER = 42" in output
+
+
+def test_landlock_keeps_a_worker_to_its_own_proc_entries_after_the_caches_are_dropped(tmp_path):
+    """A process confined as a worker without a container reads its own /proc entries and no other
+    process's (its parent's command line and environment, the list of processes, /proc/net), even after
+    the kernel dropped its caches of names and inodes, which gives a /proc/<pid> entry a new inode: the
+    rule names the old one, and only the descriptor the worker keeps holds it."""
+    if landlock_abi() < 1:
+        pytest.skip("no Landlock in this kernel")
+    from autograder.sandbox import confine
+
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    report_r, report_w = os.pipe()
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            confine.landlock(str(tmp_path), confine.readable_paths() + list(confine._LANDLOCK_READS)
+                             + confine.own_proc())
+            os.write(ready_w, b"r")
+            os.read(go_r, 1)  # the caches are dropped now
+            seen = []
+            for path in ("/proc/self/status", "/proc/self/task", f"/proc/{parent}/cmdline",
+                         f"/proc/{parent}/environ", "/proc", "/proc/net/unix", "/proc/self/net/unix"):
+                try:
+                    if os.path.isdir(path):
+                        os.listdir(path)
+                    else:
+                        with open(path, "rb") as f:
+                            f.read()
+                    seen.append(f"read {path}")
+                except OSError as error:
+                    seen.append(f"denied {path} {type(error).__name__}")
+            os.write(report_w, "\n".join(seen).encode())
+        finally:
+            os._exit(0)
+    os.read(ready_r, 1)
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("2")  # dentries and inodes
+    os.write(go_w, b"g")
+    os.waitpid(pid, 0)
+    seen = os.read(report_r, 1 << 16).decode().splitlines()
+    assert seen == ["read /proc/self/status", "read /proc/self/task",
+                    f"denied /proc/{parent}/cmdline PermissionError",
+                    f"denied /proc/{parent}/environ PermissionError", "denied /proc PermissionError",
+                    "denied /proc/net/unix PermissionError", "denied /proc/self/net/unix PermissionError"]

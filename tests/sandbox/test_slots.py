@@ -92,7 +92,10 @@ def test_clearing_a_group_kills_its_members_and_keeps_it_for_the_next_worker():
 
 
 def test_what_a_worker_leaves_in_its_slot_is_gone_before_the_next_one():
-    daemon, counter = _outcomes([LEAVES_A_DAEMON, COUNTS_ITS_GROUP], Limits(load_seconds=20), container=False)
+    # without Landlock, which keeps a worker out of /proc/self/cgroup and /sys/fs/cgroup, where the
+    # counter looks (the slot's clearing is the grader's, whatever confines the worker)
+    limits = Limits(load_seconds=20, landlock=False)
+    daemon, counter = _outcomes([LEAVES_A_DAEMON, COUNTS_ITS_GROUP], limits, container=False)
     assert daemon.data["KillHead"]["defined"] is True
     assert "members 1" in counter.output, counter.output + str(counter.cell_errors)
 

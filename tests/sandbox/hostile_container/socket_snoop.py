@@ -10,12 +10,14 @@ try:
 except OSError as error:
     print("no socket table:", type(error).__name__)
 for name in names:
-    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    client.settimeout(5)
+    client = None
     try:
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        client.settimeout(5)
         client.connect(name)
         print("CONNECTED", repr(name), client.recv(100))
     except OSError as error:
         print("refused", repr(name)[:80], type(error).__name__)
     finally:
-        client.close()
+        if client is not None:
+            client.close()
