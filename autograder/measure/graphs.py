@@ -81,7 +81,7 @@ class Graph:
     def from_dict(cls, data) -> Graph:
         """Rebuilds a graph from untrusted plain data: well-formed nodes only (renumbered n0, n1, ...,
         labels made plain text of at most MAX_LABEL characters), edges between them only, each once, with
-        a known style; anything else is dropped (never an error)."""
+        a known style, among the first entries only; anything else is dropped (never an error)."""
         if not isinstance(data, dict):
             return cls()
         raw_nodes, raw_edges = data.get("nodes"), data.get("edges")
@@ -96,7 +96,9 @@ class Graph:
                 nodes.append((ids[key], plain_label(label), kind))
         edges: list[tuple[str, str, str]] = []
         seen = set()
-        for e in raw_edges if isinstance(raw_edges, list) else []:
+        # read only as far as a worker's graph goes (MAX_EDGES, and as many again joined through aliases):
+        # a forged list of a million edges that match nothing would cost a second at each reading
+        for e in raw_edges[:2 * MAX_EDGES] if isinstance(raw_edges, list) else []:
             if len(edges) >= MAX_EDGES:
                 break
             if isinstance(e, list | tuple) and len(e) in (2, 3) and all(isinstance(x, str | int) for x in e):
