@@ -21,6 +21,19 @@ TMP_BYTES = 64 * 1024**2
 OPEN_FILES = 256  # torch opens a few dozen; a leak of descriptors stops here
 OUTPUT_BYTES = 64 * 1024  # printed output kept for the feedback: enough to read, not a flood
 
+# -- drawing what a worker sent (in the grader: drawing.py) -------------------------------------------
+# Graphviz lays out the lessons' graphs (under 25 nodes) in tens of milliseconds, and an honest chain of
+# 200 operations in under 2 s on a loaded 2-core machine; a graph forged within graphs.py's caps kept it
+# busy for minutes. A page waits this long for all its graphs together, then says which were not drawn
+# (its verdicts do not depend on them). check() in a notebook draws alike.
+DRAW_SECONDS = 5.0
+# draw() in a notebook: the learner's own graph, which only the learner waits for. A deadline that stops
+# a runaway, never an honest drawing on a slow machine.
+OWN_DRAW_SECONDS = 60.0
+# dot's address space (pango's threads reserve most of the 200 MB a PNG takes) and what it may write
+DRAW_MEMORY_BYTES = 1024**3
+DRAW_OUTPUT_BYTES = 16 * 1024**2
+
 # -- zips ----------------------------------------------------------------------------------------------
 # Bytes that all the zips of one run may unpack together (into the temporary folder, until the class is
 # read): a class of 1,000 students with a 2 MB notebook each fits, and however many zips of a few hundred

@@ -6,6 +6,7 @@ from __future__ import annotations
 from autograder.gradescope.feedback import Pictures, render_test, summary
 from autograder.gradescope.settings import Settings
 from autograder.report.files import Graded, gradescope_results
+from autograder.report.png import draw_graphs
 
 NOTHING_FOUND = "No notebook (.ipynb) or Python file (.py) was found in your submission."
 
@@ -30,6 +31,8 @@ def results_document(assignment, files: list[Graded], settings: Settings, second
     chosen, source = (combine(assignment, files) if files
                       else (failed_everywhere(assignment, NOTHING_FOUND), {}))
     pictures = Pictures(settings.picture_bytes)
+    if fmt != "text":  # the text format has no pictures
+        draw_graphs(chosen)  # all at once, within one deadline
     graphs_shown: set[str] = set()
     # Tests students may see are drawn first, so the picture budget goes to them before hidden ones.
     outputs = {i: render_test(chosen[i], fmt, pictures, graphs_shown)

@@ -9,7 +9,9 @@ torchviz's own colours and layout.
 A graph that comes from a worker is untrusted: its labels are a student's class names (a class may be
 called `<script>`, or `<<TABLE HREF="javascript:...">>`, an HTML-like label to Graphviz). Labels are
 therefore always plain text to Graphviz (escaped, control characters replaced), node ids are renumbered,
-and a graph Graphviz still cannot draw is shown as text instead (svg() never raises).
+and a graph Graphviz still cannot draw is shown as text instead (svg() never raises). Graphviz runs
+as a process of its own with a deadline and a memory limit (drawing.py): within the caps below a forged
+graph can still keep it busy for minutes, and is then said to be not drawn.
 
 Where Graphviz is not installed (a notebook opened in a bare environment), every graph is shown as text
 that says so, and the first cell of every course notebook says how to install it (warn_if_no_graphviz).
@@ -19,9 +21,12 @@ from __future__ import annotations
 
 import shutil
 import sys
+import textwrap
 import types
 from dataclasses import dataclass, field
 from html import escape
+
+from autograder import config, drawing
 
 # torchviz's colours: the named outputs, the base of an output that is a view, leaf tensors that require
 # grad, tensors saved for backward, operations; white for a named tensor outside the graph.
@@ -76,7 +81,7 @@ class Graph:
     def from_dict(cls, data) -> Graph:
         """Rebuilds a graph from untrusted plain data: well-formed nodes only (renumbered n0, n1, ...,
         labels made plain text of at most MAX_LABEL characters), edges between them only, each once, with
-        a known style; anything else is dropped (never an error)."""
+        a known style, among the first entries only; anything else is dropped (never an error)."""
         if not isinstance(data, dict):
             return cls()
         raw_nodes, raw_edges = data.get("nodes"), data.get("edges")
@@ -91,7 +96,9 @@ class Graph:
                 nodes.append((ids[key], plain_label(label), kind))
         edges: list[tuple[str, str, str]] = []
         seen = set()
-        for e in raw_edges if isinstance(raw_edges, list) else []:
+        # read only as far as a worker's graph goes (MAX_EDGES, and as many again joined through aliases):
+        # a forged list of a million edges that match nothing would cost a second at each reading
+        for e in raw_edges[:2 * MAX_EDGES] if isinstance(raw_edges, list) else []:
             if len(edges) >= MAX_EDGES:
                 break
             if isinstance(e, list | tuple) and len(e) in (2, 3) and all(isinstance(x, str | int) for x in e):
@@ -106,7 +113,7 @@ class Graph:
         return [label for _, label, _ in self.nodes]
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"image/svg+xml": svg(self)}
+        return {"image/svg+xml": svg(self, config.OWN_DRAW_SECONDS)}  # draw(): the learner's own graph
 
 
 def plain_label(text: str) -> str:
@@ -265,14 +272,42 @@ def digraph(graph: Graph):
     return dot
 
 
-def svg(graph: Graph) -> str:
-    """The graph as an SVG string, ready to inline in HTML; a graph Graphviz cannot draw (or no
-    Graphviz) gives an SVG that lists its nodes and edges as text, and says which of the two it is."""
+def svg(graph: Graph, seconds: float | None = None) -> str:
+    """The graph as an SVG string, ready to inline in HTML (see svgs); never raises."""
+    return svgs([graph], seconds)[0]
+
+
+def svgs(graphs: list[Graph], seconds: float | None = None) -> list[str]:
+    """The graphs as SVG strings, drawn by dot side by side in processes of their own (drawing.py) and
+    waited for `seconds` at most in all (config.DRAW_SECONDS). A graph dot was too slow or too large to
+    draw is a sentence that says so; one dot cannot draw (or no Graphviz) lists its nodes and edges as
+    text, and says which of the two it is. Never raises."""
     try:
-        text = digraph(graph).pipe(format="svg", encoding="utf-8")
-        return text[text.index("<svg"):]  # drop the XML prologue so the SVG can sit inside HTML
-    except Exception:  # noqa: BLE001 - a picture is never worth a failed page
-        return text_svg(graph, AS_TEXT if graphviz_missing() else COULD_NOT)
+        sources = [digraph(graph).source for graph in graphs]
+    except Exception:  # noqa: BLE001 - no graphviz package (ImportError): a picture is never worth a page
+        return [text_svg(graph, AS_TEXT if graphviz_missing() else COULD_NOT) for graph in graphs]
+    drawn = drawing.draw_all([(source, "svg") for source in sources], seconds)
+    return [_svg(graph, picture, seconds) for graph, picture in zip(graphs, drawn)]
+
+
+def _svg(graph: Graph, picture: bytes | drawing.NotDrawn, seconds: float | None) -> str:
+    if isinstance(picture, bytes):
+        text = picture.decode("utf-8", "replace")
+        if "<svg" in text:
+            return text[text.index("<svg"):]  # without the XML prologue, so that the SVG can sit in HTML
+        picture = drawing.NotDrawn(drawing.FAILED)
+    if picture.why in (drawing.SLOW, drawing.LARGE):
+        return lines_svg(textwrap.wrap(f"(This graph was {not_drawn(picture.why, seconds)}. The checks and "
+                                       f"their points do not depend on it.)", 90))
+    return text_svg(graph, AS_TEXT if picture.why == drawing.MISSING else COULD_NOT)
+
+
+def not_drawn(why: str, seconds: float | None = None) -> str:
+    """Why a graph has no picture, after "This graph was": SLOW or LARGE (drawing.py)."""
+    if why == drawing.SLOW:
+        return (f"not drawn: Graphviz took more than "
+                f"{config.DRAW_SECONDS if seconds is None else seconds:g} s to lay it out")
+    return "not drawn: it is too large for the memory and output the grader gives Graphviz"
 
 
 def text_svg(graph: Graph, heading: str = COULD_NOT) -> str:
@@ -282,8 +317,13 @@ def text_svg(graph: Graph, heading: str = COULD_NOT) -> str:
     lines = [heading]
     lines += [f"{names[node]} [{kind}]" for node, _, kind in graph.nodes]
     lines += [f"{names.get(tail, tail)} -> {names.get(head, head)}" for tail, head, _ in graph.edges]
+    return lines_svg(lines)
+
+
+def lines_svg(lines: list[str]) -> str:
+    """Lines of text, escaped, in an SVG."""
     height = 16 * len(lines) + 8
-    width = 8 + 7 * max(len(line) for line in lines)
+    width = 8 + 7 * max((len(line) for line in lines), default=0)
     texts = "".join(f'<text x="4" y="{16 * (i + 1)}">{escape(line)}</text>' for i, line in enumerate(lines))
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
             f'font-family="monospace" font-size="11">{texts}</svg>')

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from autograder.report.svg import figure_svgs
+from autograder.report.svg import draw_graphs, figure_svgs
 
 if TYPE_CHECKING:
     from autograder.judge.verdicts import CheckResult
@@ -53,6 +53,7 @@ def checks_table_html(results: list[CheckResult], title: str = "", show_hidden: 
     affects."""
     shown = [r for r in results if show_hidden or not r.hidden]
     causes, cause_of = grouped(shown) if group else ([], {})
+    draw_graphs(shown)  # all at once, within one deadline
     return templates().get_template("checks_table.html.j2").render(
         results=shown, title=title, causes=causes, numbers=[cause_of.get(id(r)) for r in shown])
 

@@ -4,17 +4,19 @@
 The PNG backend of the figure model (figures.py): heat maps are written pixel by pixel here, one PNG
 per panel in the picture's colours and cell size (no plotting library: small files, the same bytes
 every run; no text, so no values in the squares), and autograd graphs are drawn by Graphviz, as for
-the SVG pictures.
+the SVG pictures, in processes of their own with a deadline (drawing.py).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import struct
 import zlib
 
-from autograder.measure.graphs import Graph, digraph
+from autograder.drawing import LARGE, SLOW, NotDrawn, draw_all
+from autograder.measure.graphs import Graph, digraph, not_drawn
 from autograder.report.figures import FRAME, WHITE, Picture, colour
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -51,34 +53,58 @@ def heatmap(matrix: list[list[float]], p: Picture, scale: float | None = None,
 
 
 def figure_pngs(p: Picture) -> list[tuple[str, bytes, int, int]]:
-    """(caption, png, width, height) for each panel of a picture; a graph's size is Graphviz's (0, 0)."""
+    """(caption, png, width, height) for each panel of a picture; a graph's size is Graphviz's (0, 0), and a
+    graph not drawn is a grey placeholder whose caption says why."""
     if p.heatmaps:
         return [(panel.caption, *heatmap(panel.data, p, p.scale_for(panel), p.visible_above(panel)))
                 for panel in p.panels]
-    return [(panel.caption, graph_png(panel.data), 0, 0) for panel in p.panels]
+    drawn = graph_pngs([panel.data for panel in p.panels])
+    return [(f"{panel.caption} ({why})" if why else panel.caption, png, 0, 0)
+            for panel, (png, why) in zip(p.panels, drawn)]
 
 
-_graphs: dict[str, bytes] = {}  # drawn graphs by their data: the reference's recurs under several checks
+_graphs: dict[str, tuple[bytes, str]] = {}  # drawn graphs by their data: the reference's recurs
+
+
+def graph_pngs(datas: list, dpi: int = 80) -> list[tuple[bytes, str]]:
+    """Autograd graphs (Graph.to_dict() data, untrusted: see Graph.from_dict) drawn by Graphviz as PNG,
+    side by side within one deadline (drawing.py), each with "" or why it was not drawn
+    (graphs.not_drawn); where Graphviz cannot draw one, a small grey PNG (never an error)."""
+    keyed, found = [], {}
+    for data in datas:
+        try:
+            graph = Graph.from_dict(data)
+            key = json.dumps([graph.to_dict(), dpi], sort_keys=True)
+            dot = digraph(graph)
+            dot.graph_attr["dpi"] = str(dpi)
+            keyed.append((key, dot.source))
+        except Exception:  # noqa: BLE001 - a picture is never worth a failed result (no graphviz package)
+            keyed.append((None, ""))
+    todo = {key: source for key, source in keyed if key is not None and key not in _graphs}
+    for key, png in zip(todo, draw_all([(source, "png") for source in todo.values()])):
+        if isinstance(png, bytes) and png.startswith(PNG):
+            found[key] = (png, "")
+        elif isinstance(png, NotDrawn) and png.why in (SLOW, LARGE):
+            found[key] = (placeholder(), not_drawn(png.why))  # kept: trying again would cost as much
+        else:
+            found[key] = (placeholder(), "")  # not kept: a later try may draw it
+            continue
+        if len(_graphs) < MAX_CACHED:
+            _graphs[key] = found[key]
+    return [_graphs.get(key) or found.get(key) or (placeholder(), "") for key, _ in keyed]
+
+
+def draw_graphs(results: list) -> None:
+    """Draws every graph of a submission's failed checks at once, before its results are written: they
+    then wait for the slowest graph only, and at most config.DRAW_SECONDS. Never raises."""
+    with contextlib.suppress(Exception):
+        graph_pngs([data for r in results if not r.passed for f in r.figures if f.kind == "graphs"
+                    for _, data in f.panels if data])
 
 
 def graph_png(data: dict, dpi: int = 80) -> bytes:
-    """An autograd graph (Graph.to_dict() data, untrusted: see Graph.from_dict) drawn by Graphviz as
-    PNG; when Graphviz cannot draw it, a small grey PNG (never an error)."""
-    try:
-        graph = Graph.from_dict(data)
-        key = json.dumps([graph.to_dict(), dpi], sort_keys=True)
-        if key in _graphs:
-            return _graphs[key]
-        dot = digraph(graph)
-        dot.graph_attr["dpi"] = str(dpi)
-        png = dot.pipe(format="png")
-    except Exception:  # noqa: BLE001 - a picture is never worth a failed result
-        png = b""
-    if not png.startswith(PNG):
-        return placeholder()  # not kept: a later try may draw it
-    if len(_graphs) < MAX_CACHED:
-        _graphs[key] = png
-    return png
+    """One graph as graph_pngs draws it."""
+    return graph_pngs([data], dpi)[0][0]
 
 
 def placeholder(width: int = 48, height: int = 16) -> bytes:

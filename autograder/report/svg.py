@@ -1,18 +1,18 @@
 """The SVG backend: a Picture (figures.py) as inline SVG, for the HTML pages and check() in a notebook.
 
 Heat maps are plain SVG rectangles (fast, and the same bytes on every run), every text in them escaped
-here; graphs are drawn by Graphviz from labels graphs.py made plain text. A picture that cannot be
-drawn becomes a line of text, never an error.
+here; graphs are drawn by Graphviz from labels graphs.py made plain text, in processes of their own with
+a deadline (drawing.py). A picture that cannot be drawn becomes a line of text, never an error.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from functools import lru_cache
 from html import escape
 from typing import TYPE_CHECKING
 
-from autograder.measure.graphs import Graph, svg
+from autograder.measure.graphs import Graph, svgs
 from autograder.report.figures import FRAME, WHITE, Picture, colour, hex_colour, ink, picture, shown
 
 if TYPE_CHECKING:
@@ -55,16 +55,42 @@ def heatmaps(p: Picture) -> str:
     return "".join(parts)
 
 
-@lru_cache(maxsize=512)
-def _graph_svg(key: str) -> str:
-    return svg(Graph.from_dict(json.loads(key)))
+_drawn: dict[str, str] = {}  # SVG by graph: the reference's and common answers' recur on every page
+MAX_CACHED = 512
+
+
+def _key(data) -> tuple[str, Graph]:
+    graph = Graph.from_dict(data)
+    return json.dumps(graph.to_dict(), sort_keys=True), graph
+
+
+def graph_svgs(datas: list) -> list[str]:
+    """Graphs (as plain data, untrusted: see Graph.from_dict) drawn by Graphviz's dot, those not drawn
+    before side by side within one deadline (graphs.svgs), each distinct graph once: the reference's
+    graph and the graphs of common answers recur in every feedback page of a class, and each dot run
+    costs tens of milliseconds. A graph too slow to draw is said so, and not tried again."""
+    keyed = [_key(data) for data in datas]
+    found = {key: _drawn[key] for key, _ in keyed if key in _drawn}
+    todo = {key: graph for key, graph in keyed if key not in found}
+    found.update(zip(todo, svgs(list(todo.values()))))
+    for key in todo:
+        if len(_drawn) >= MAX_CACHED:
+            _drawn.pop(next(iter(_drawn)))  # the oldest
+        _drawn[key] = found[key]
+    return [found[key] for key, _ in keyed]
 
 
 def graph_svg(data: dict) -> str:
-    """A graph (as plain data, untrusted: see Graph.from_dict) drawn by Graphviz's dot, once per distinct
-    graph: the reference's graph and the graphs of common answers recur in every feedback page of a
-    class, and each dot run costs tens of milliseconds."""
-    return _graph_svg(json.dumps(Graph.from_dict(data).to_dict(), sort_keys=True))
+    """One graph as graph_svgs draws it."""
+    return graph_svgs([data])[0]
+
+
+def draw_graphs(results: list) -> None:
+    """Draws every graph of a page's results at once, before the page is written: the page then waits for
+    its slowest graph only, and at most config.DRAW_SECONDS. Never raises (figure_svgs says what failed)."""
+    with contextlib.suppress(Exception):
+        graph_svgs([data for r in results if not r.passed for f in r.figures if f.kind == "graphs"
+                    for _, data in f.panels if data])
 
 
 def figure_svgs(figure: Figure) -> tuple[list[tuple[str, str]], str]:
@@ -74,7 +100,8 @@ def figure_svgs(figure: Figure) -> tuple[list[tuple[str, str]], str]:
         p = picture(figure)
         if p.heatmaps:
             return [("", heatmaps(p))], ""
-        return [(panel.caption, graph_svg(panel.data)) for panel in p.panels], p.note
+        drawn = graph_svgs([panel.data for panel in p.panels])
+        return [(panel.caption, text) for panel, text in zip(p.panels, drawn)], p.note
     except Exception as error:  # noqa: BLE001 - a picture is never worth a failed page
         note = escape(f"(this picture could not be drawn: {type(error).__name__})")
         text = (f'<svg xmlns="http://www.w3.org/2000/svg" width="420" height="20" font-family="sans-serif" '

@@ -7,7 +7,6 @@ import json
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
-import graphviz
 import pytest
 
 from autograder.judge.findings import Figure
@@ -72,14 +71,10 @@ def test_graph_png_is_drawn_for_any_label(label):
     assert graph_png(hostile_graph(label)).startswith(b"\x89PNG")
 
 
-def test_graphviz_failure_falls_back_to_text(monkeypatch):
+def test_graphviz_failure_falls_back_to_text(fake_dot):
     """When Graphviz fails, is the graph shown as escaped text (SVG) or a placeholder (PNG), never an
     exception?"""
-
-    def fail(*args, **kwargs):
-        raise graphviz.CalledProcessError(1, ["dot"])
-
-    monkeypatch.setattr(graphviz.Digraph, "pipe", fail)
+    fake_dot("exit 1\n")  # a `dot` that fails, first on PATH (tests/report/conftest.py)
     graph = Graph.from_dict(hostile_graph("<script>alert(1)</script>"))
     picture = svg(graph)
     tags, _ = svg_markup(picture)
