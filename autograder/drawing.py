@@ -33,6 +33,8 @@ SLOW, LARGE, FAILED, MISSING = "slow", "large", "failed", "missing"
 OUT_OF_MEMORY = ("out of memory", "cannot allocate", "error creating thread", "malloc", "too large")
 OVER_LIMIT = {getattr(signal, name) for name in ("SIGXFSZ", "SIGSEGV", "SIGABRT", "SIGTRAP", "SIGBUS",
                                                  "SIGKILL") if hasattr(signal, name)}
+# POSIX's alone: read where they exist, so that the notebook's path names nothing Windows lacks
+CPU_SECONDS_OUT, KILL = getattr(signal, "SIGXCPU", None), getattr(signal, "SIGKILL", None)
 
 
 class NotDrawn(Exception):
@@ -88,7 +90,7 @@ class Drawing:
             raise NotDrawn(LARGE, "output over its limit")
         if status == 0 and out:
             return out
-        if status == -signal.SIGXCPU:
+        if CPU_SECONDS_OUT is not None and status == -CPU_SECONDS_OUT:
             raise NotDrawn(SLOW, said)
         if -status in OVER_LIMIT or any(word in said.lower() for word in OUT_OF_MEMORY):
             raise NotDrawn(LARGE, said)
@@ -126,8 +128,8 @@ class Drawing:
             return
         killpg = getattr(os, "killpg", None)  # none on Windows: dot alone
         with contextlib.suppress(OSError):
-            if killpg:
-                killpg(self.process.pid, signal.SIGKILL)
+            if killpg and KILL is not None:
+                killpg(self.process.pid, KILL)
             else:
                 self.process.kill()
         self.process.wait()
