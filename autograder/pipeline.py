@@ -22,6 +22,8 @@ import autograder
 from autograder import cells as cells_
 from autograder import config
 from autograder.course.assignments import Assignment
+from autograder.flags import apply as apply_flag
+from autograder.flags import flag_of
 from autograder.intake.loader import Submission
 from autograder.judge.checks import max_score, spec_of
 from autograder.judge.plan import plan_in_full, with_measured_in_full
@@ -91,10 +93,13 @@ class Pipeline:
             tasks = again
 
     def judge(self, sub: Submission, outcome: Outcome | None) -> Graded:
-        """The verdicts on what a worker measured (here, in the grader), without the grader's paths."""
+        """The verdicts on what a worker measured (here, in the grader), without the grader's paths; the
+        problems a reach into the grader may have touched score nothing (flags.py)."""
         results = self.private.results(_contained(self.assignment, sub, outcome, self.seed))
+        flag = flag_of([p.name for p in self.assignment.problems], sub, outcome.reaches if outcome else [])
+        results = apply_flag(results, flag)
         graded = Graded(sub.id, sum(r.score for r in results), max_score(self.assignment), results,
-                        sub.sha256)
+                        sub.sha256, flag=flag)
         if self.private.outcome(outcome) is not None:
             for error in outcome.cell_errors:  # the grader's paths are out: the student's files are plain
                 if error.get("type") != cells_.SKIPPED:

@@ -24,6 +24,7 @@ from autograder.report.csvsafe import cell
 from autograder.report.plain import valid, valid_json
 
 if TYPE_CHECKING:  # only named here: reading grades back (the Canvas export) needs no torch
+    from autograder.flags import Flag
     from autograder.judge.verdicts import CheckResult
     from autograder.term.standing import Standing
 
@@ -53,6 +54,7 @@ class Graded:
     # The grade with grading.toml applied (adjustments, late penalty), where it was computed: export sets
     # it, and score to its score.
     standing: Standing | None = None
+    flag: Flag | None = None  # it reaches into the grader (flags.py): where, and the points withheld
 
     def score_of(self, problem: str) -> float:
         return sum(r.score for r in self.results if r.problem == problem)

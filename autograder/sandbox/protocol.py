@@ -32,6 +32,11 @@ _write, _read = os.write, os.read
 _encode = c_make_encoder(None, _not_data, encode_basestring_ascii, None, ": ", ", ", False, False, True)
 
 
+def encoder():
+    """The C encoder every message goes through (watch.py keeps its own reference to it)."""
+    return _encode
+
+
 def send(fd: int, message: dict) -> None:
     data = ("".join(_encode(message, 0)) + "\n").encode()
     while data:
