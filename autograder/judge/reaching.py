@@ -84,7 +84,7 @@ class _Reader(ast.NodeVisitor):
                 for alias in node.names:
                     top = alias.name.split(".")[0]
                     bound = alias.name if alias.asname else top
-                    if bound in names.ALLOWED:
+                    if bound in names.ALLOWED or bound in names.DENIED:
                         self.aliases[alias.asname or top] = bound
         try:
             self.visit(tree)
@@ -111,9 +111,10 @@ class _Reader(ast.NodeVisitor):
         self.imported(node, node.module)
         allowed = names.ALLOWED.get(node.module)
         for alias in node.names:
-            if alias.name == "*" and allowed is not None:
+            if alias.name == "*" and node.module in names.ALLOWED_WHAT:
                 self.flag(node, f"{names.ALLOWED_WHAT[node.module]} (from {node.module} import *)")
-            elif allowed is not None and alias.name not in allowed:
+            elif (allowed is not None and alias.name not in allowed) \
+                    or alias.name in names.DENIED.get(node.module, ()):
                 self.flag(node, f"{names.ALLOWED_WHAT[node.module]} ({node.module}.{alias.name})")
             elif alias.name in names.ATTRIBUTES:
                 self.flag(node, f"{names.ATTRIBUTES[alias.name]} ({node.module}.{alias.name})")
@@ -126,7 +127,9 @@ class _Reader(ast.NodeVisitor):
             self.flag(node, f"{found} (import {module})")
             return
         top, _, rest = module.partition(".")
-        if top in names.ALLOWED and rest and rest.split(".")[0] not in names.ALLOWED[top]:
+        first = rest.split(".")[0]
+        if rest and ((top in names.ALLOWED and first not in names.ALLOWED[top])
+                     or first in names.DENIED.get(top, ())):
             self.flag(node, f"{names.ALLOWED_WHAT[top]} (import {module})")
 
     # -- names, attributes, calls ----------------------------------------------------------------------
@@ -164,9 +167,12 @@ class _Reader(ast.NodeVisitor):
         if isinstance(base, ast.Name) and base.id in self.aliases:
             self.handled.add(id(base))
             module = self.aliases[base.id]
-            if node.attr not in names.ALLOWED[module]:
+            allowed, denied = names.ALLOWED.get(module), names.DENIED.get(module, ())
+            if (allowed is not None and node.attr not in allowed) or node.attr in denied:
                 self.flag(node, f"{names.ALLOWED_WHAT[module]} ({module}.{node.attr})")
-        if node.attr in names.ATTRIBUTES:
+        if node.attr in names.C_ALLOWED and isinstance(base, ast.Attribute) and base.attr == "_C":
+            self.handled.add(id(base))
+        if node.attr in names.ATTRIBUTES and id(node) not in self.handled:
             self.flag(node, f"{names.ATTRIBUTES[node.attr]} ({_dotted(node) or '.' + node.attr})")
         elif node.attr == "load" and _dotted(base) in ("torch", "torch.jit"):
             self.flag(node, f"{names.DYNAMIC} ({_dotted(node)}: it unpickles)")
