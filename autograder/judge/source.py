@@ -279,6 +279,6 @@ def unbound(problem, facts: SourceFacts | None) -> str | None:
         return (f"{problem.lookup} is not defined in the submission (read from your code by the grader): "
                 f"define it with exactly this name (names are case-sensitive).")
     if facts.bound == "function":
-        return (f"{problem.lookup} is defined with def in your code, as a function, but the problem asks for "
-                f"a subclass of torch.autograd.Function.")
+        return (f"{problem.lookup} is defined with def in your code (read from your code by the grader), as "
+                f"a function, but the problem asks for a subclass of torch.autograd.Function.")
     return None

@@ -109,6 +109,11 @@ def install(fd: int, own_files: tuple[str, ...] = ()) -> None:
                 return name[len(folder):].split("/")[0] in PASS_THROUGH
         return False
 
+    def generated(name: str) -> bool:
+        """Code a library made from a string ("<string>", "<eval_with_key>.3": dynamo's guards, fx's
+        graphs) answers for nothing itself: whoever runs it does. The cells are "<cell N>"."""
+        return startswith(name, "<") and not startswith(name, ("<cell ", "<frozen "))
+
     def foreign(name: str) -> bool:
         """Code of the submission: neither the interpreter's, the packages' nor frozen."""
         if type(name) is not str:
@@ -127,7 +132,7 @@ def install(fd: int, own_files: tuple[str, ...] = ()) -> None:
             name = frame.f_code.co_filename
             if type(name) is not str:
                 return frame
-            if walk and through(name):
+            if (walk and through(name)) or generated(name):
                 frame = frame.f_back
                 continue
             return frame if foreign(name) else None
