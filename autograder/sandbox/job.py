@@ -63,6 +63,7 @@ class Job:
         self.partial: dict | None = None  # the current problem's measurement so far (parts finished)
         self.no_threads = False
         self.answered: set[str] = set()  # problems whose measurement came (a second one is no worker's)
+        self.nonce = evidence.Nonce()  # the current request's token, which its answer carries
         self.lines = Lines()
         self.output, self.output_dropped, self.output_closed = bytearray(), False, False
         self.pid, self.local, self.pidfd, self.oom_kills = 0, 0, None, 0
@@ -155,7 +156,8 @@ class Job:
         for line in self.lines.feed(chunk):
             message = parse(line) if line.strip() else {}
             current = self.current.name if self.current is not None else None
-            if not evidence.screened(self.outcome, message, line, current, self.loaded, self.answered):
+            if not evidence.screened(self.outcome, message, line, current, self.loaded, self.answered,
+                                     self.nonce.value):
                 self.handle(message)
             if self.stopped:
                 return
@@ -222,7 +224,8 @@ class Job:
             if plan:
                 self.phase = "in full"
                 self.deadline = time.monotonic() + self.limits.problem_seconds
-                self.tell({"do": "measure in full", "problem": measure.name, "plan": plan})
+                self.tell({"do": "measure in full", "problem": measure.name, "plan": plan,
+                           "nonce": self.nonce.renew()})
                 return
         elif event == "measured in full" and self.phase == "in full":
             self.outcome.explanations[measure.name] = data
@@ -247,8 +250,8 @@ class Job:
         self.current, self.phase = measure, "measure"
         self.deadline = time.monotonic() + self.limits.problem_seconds
         # a hidden problem enters the worker only now, after the cells ran and the visible ones were measured
-        self.tell({"do": "measure", "problem": measure.name} | ({"definition": problem(measure)}
-                                                               if measure.hidden else {}))
+        asked = {"do": "measure", "problem": measure.name, "nonce": self.nonce.renew()}
+        self.tell(asked | ({"definition": problem(measure)} if measure.hidden else {}))
 
     def keep_partial(self, how: str) -> bool:
         """The current problem stopped in the middle of its measurement: keep the parts that finished, so

@@ -39,9 +39,9 @@ IMMEDIATE = ("object.__getattr__", "object.__setattr__", "object.__delattr__", "
              "function.__new__", "marshal.loads", "marshal.load")
 RESTRICTED_SET = ("__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__", "__class__",
                   "__builtins__", "__dict__", "f_trace", "f_lineno")
-PROCESSES = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
-             "os.forkpty", "os.kill", "os.killpg", "socket.__new__", "socket.connect", "socket.bind",
-             "mmap.__new__")
+# programs that inherit the worker's descriptors, and sockets or maps that could wrap them: told, not refused
+PROCESSES = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "socket.__new__",
+             "socket.connect", "socket.bind", "mmap.__new__")
 PICKLED = ("sys", "gc", "builtins", "ctypes", "_ctypes", "inspect", "os", "posix", "subprocess", "importlib",
            "marshal", "types", "code", "codeop", "runpy", "pdb", "operator", "functools", "autograder")
 PASS_THROUGH = ("inspect.py", "traceback.py", "pdb.py", "bdb.py", "cgitb.py", "pydoc.py", "code.py",

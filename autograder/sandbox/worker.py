@@ -248,14 +248,14 @@ def run(messages: int, control: int, payload: dict, snapshot: Snapshot) -> None:
     while command is not None and command.get("do") in ("measure", "measure in full"):
         restore()
         clear_interpreter_hooks()
-        name = command.get("problem")
+        name, nonce = command.get("problem"), command.get("nonce")  # the token the answers carry
         definition = command.get("definition")
         if isinstance(definition, dict) and definition.get("name") == name and name not in problems:
             problems[name] = (Spec.from_dict(definition), definition["cases"])  # a hidden problem, asked now
         if name in problems:
             spec, cases = problems[name]
             if command["do"] == "measure":
-                data = apart(measure, spec, namespace, cases, seed, _reporter(messages, name))
+                data = apart(measure, spec, namespace, cases, seed, _reporter(messages, name, nonce))
                 measured[name] = data
                 event = "measured"
             else:
@@ -265,18 +265,18 @@ def run(messages: int, control: int, payload: dict, snapshot: Snapshot) -> None:
             if _getpid() != me:  # the Function forked, and its copy came back here
                 _exit(0)
             restore()
-            send(messages, {"event": event, "problem": name, "data": data})
+            send(messages, {"event": event, "problem": name, "data": data, "nonce": nonce})
         command = commands.next()
     _exit(0)
 
 
-def _reporter(messages: int, name: str):
+def _reporter(messages: int, name: str, nonce):
     """What measure() calls after each part: the measurement so far, sent from this process only (a copy
-    the Function forked says nothing). send() needs nothing put back."""
+    the Function forked says nothing), with the request's token. send() needs nothing put back."""
     me = _getpid()
 
     def report(part: dict) -> None:
         if _getpid() == me:
-            send(messages, {"event": "part", "problem": name, "data": part})
+            send(messages, {"event": "part", "problem": name, "data": part, "nonce": nonce})
 
     return report
