@@ -50,9 +50,9 @@ def test_no_right_function_is_contradicted(problem, source):
 
 @pytest.mark.parametrize("assignment", sorted(BUILTIN, key=lambda a: a.name), ids=lambda a: a.name)
 def test_no_lesson_or_example_is_contradicted(assignment):
+    examples = ROOT / "examples" / assignment.name
     paths = [ROOT / "solutions" / f"{assignment.lesson}.ipynb"]
-    paths += sorted(p for p in (ROOT / "examples" / assignment.name).glob("*") if p.suffix in (".py", ".ipynb")
-                    and p.name != "erin.ipynb") if (ROOT / "examples" / assignment.name).is_dir() else []
+    paths += sorted(p for p in examples.glob("*") if p.suffix in (".py", ".ipynb") and p.name != "erin.ipynb")
     for path in paths:
         cells = read_cells(Path(path))
         for problem in assignment.problems:
@@ -83,7 +83,8 @@ BROKEN = {
     "a tensor on ctx beside one saved": ("MyReLU", "save_for_backward", RIGHT_RELU.replace(
         "ctx.save_for_backward(input)", "ctx.save_for_backward(input)\n        ctx.kept = input")),
     "an input changed in place": ("MyReLU", "inputs unchanged", RIGHT_RELU.replace(
-        "return input.clamp(min=0)", "out = input.clone()\n        input.mul_(2)\n        return out.clamp(min=0)")),
+        "return input.clamp(min=0)",
+        "out = input.clone()\n        input.mul_(2)\n        return out.clamp(min=0)")),
     "grad_output changed in place": ("MyReLU", "grad_output unchanged", RIGHT_RELU.replace(
         "grad_input = grad_output.clone()\n        grad_input[input < 0] = 0\n        return grad_input",
         "grad_output[input < 0] = 0\n        return grad_output")),
