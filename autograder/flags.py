@@ -38,6 +38,9 @@ class Evidence:
     what: str  # what it does, in a phrase, and the name used
     text: str  # the line of the source (the grader's own copy), or what the worker saw
     how: str  # "in the source", "while running (refused)", "while running"
+    # seen while a hidden problem was measured: never on the student's page (what a worker does then could
+    # carry what it saw of the hidden inputs)
+    hidden: bool = False
 
     def describe(self) -> str:
         where = f"{self.where}, line {self.line}: " if self.where and self.line else \
@@ -52,17 +55,22 @@ class Flag:
 
     evidence: list[Evidence]
     touched: list[str]
-    withheld: dict[str, float] = field(default_factory=dict)
-    accepted: str = ""  # the instructor's reason, once accepted (term/standing.py)
+    withheld: dict[str, float] = field(default_factory=dict)  # problem -> points as measured
+    measured: dict[str, list] = field(default_factory=dict)  # check's name -> [passed, score] as measured
 
     def to_dict(self) -> dict:
         return {"evidence": [asdict(e) for e in self.evidence], "touched": self.touched,
-                "withheld": self.withheld}
+                "withheld": self.withheld, "measured": self.measured}
 
-    def sentence(self) -> str:
-        first = self.evidence[0].describe()
-        more = f" (and {len(self.evidence) - 1} more, listed with the flag)" \
-            if len(self.evidence) > 1 else ""
+    def shown(self) -> list[Evidence]:
+        """The evidence a student may read (not what was seen while a hidden problem was measured)."""
+        return [e for e in self.evidence if not e.hidden]
+
+    def sentence(self, hidden: bool = False) -> str:
+        """The sentence of a withheld check (of a hidden problem: all the evidence may be named)."""
+        evidence = self.evidence if hidden else self.shown()
+        first = evidence[0].describe() if evidence else "while a hidden test was measured"
+        more = f" (and {len(evidence) - 1} more, listed with the flag)" if len(evidence) > 1 else ""
         return (f"Not scored: your submission reaches into the grader's own code, which a Function never "
                 f"needs: {first}{more}. This problem's points are withheld until your instructor reviews "
                 f"it.")
@@ -98,9 +106,9 @@ def _line_of(sub, file: str, line: int) -> str:
     return lines[line - 1].strip()[:160] if 0 < line <= len(lines) else ""
 
 
-def flag_of(problems: list[str], sub, reaches: list[dict]) -> Flag | None:
+def flag_of(problems: list[str], sub, reaches: list[dict], hidden: tuple[str, ...] = ()) -> Flag | None:
     """The flag of a submission (None when nothing reaches): its source read here, and what its workers
-    reported (Outcome.reaches)."""
+    reported (Outcome.reaches). hidden: the hidden problems' names."""
     evidence, touched = [], set()
     for reach in scan(sub.cells, sub.modules):
         where = (cells_.name(sub, reach.source) if isinstance(reach.source, int) else str(reach.source))
@@ -112,12 +120,12 @@ def flag_of(problems: list[str], sub, reaches: list[dict]) -> Flag | None:
         named = detail if event == "channel" else f"{event}: {detail}" if detail else event
         how = "while running, refused" if reach.get("refused") else "while running"
         evidence.append(Evidence(_where(sub, file), line, f"{_phrase(event)} ({named})",
-                                 _line_of(sub, file, line), how))
+                                 _line_of(sub, file, line), how, reach.get("during") in hidden))
         before = set(reach.get("measured_before") or [])
         touched |= {p for p in problems if p not in before}
     if not evidence:
         return None
-    once = list({(e.where, e.line, e.what, e.how): e for e in evidence}.values())  # a loop reaching 40 times
+    once = list({(e.where, e.line, e.what, e.how, e.hidden): e for e in evidence}.values())  # a loop: once
     return Flag(once[:60], [p for p in problems if p in touched])
 
 
@@ -126,13 +134,13 @@ def apply(results: list, flag: Flag | None) -> list:
     (its own verdict kept after it), its points withheld in the flag."""
     if flag is None:
         return results
-    sentence = flag.sentence()
     for r in results:
         if r.problem not in flag.touched:
             continue
         flag.withheld[r.problem] = flag.withheld.get(r.problem, 0.0) + r.score
+        flag.measured[r.name] = [r.passed, r.score]
         verdict = r.message if r.message else ("passed" if r.passed else "")
         said = f"As measured: {verdict}" if verdict else ""
         r.details = "\n\n".join(part for part in (said, r.details) if part)
-        r.passed, r.message, r.figures = False, sentence, []
+        r.passed, r.message, r.figures = False, flag.sentence(r.hidden), []
     return results

@@ -97,7 +97,8 @@ class Pipeline:
         """The verdicts on what a worker measured (here, in the grader), without the grader's paths; the
         problems a reach into the grader may have touched score nothing (flags.py)."""
         results = self.private.results(_contained(self.assignment, sub, outcome, self.seed))
-        flag = flag_of([p.name for p in self.assignment.problems], sub, outcome.reaches if outcome else [])
+        flag = flag_of([p.name for p in self.assignment.problems], sub, outcome.reaches if outcome else [],
+                       tuple(p.name for p in self.assignment.problems if p.hidden))
         results = apply_flag(results, flag)
         graded = Graded(sub.id, sum(r.score for r in results), max_score(self.assignment), results,
                         sub.sha256, flag=flag)

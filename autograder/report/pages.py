@@ -135,8 +135,10 @@ def feedback_page(submission: str, assignment: str, results: list[CheckResult], 
     skipped = [c for c in cells if c.get("type") == "skipped"]
     visible = {r.problem for r in shown}
     withheld = [p for p in flag.touched if p in visible] if flag else []
+    evidence = (flag.evidence if show_hidden else flag.shown()) if flag else []
     return templates().get_template("feedback.html.j2").render(
-        flag=flag, withheld=withheld, hidden_withheld=bool(flag) and len(withheld) < len(flag.touched),
+        flag=flag if evidence or withheld else None, evidence=evidence, withheld=withheld,
+        hidden_withheld=bool(flag) and len(withheld) < len(flag.touched),
         submission=submission, assignment=assignment, results=shown, output=output, about=list(about),
         cells=[c for c in cells if c not in skipped], skipped=skipped, hidden=hidden,
         score=sum(r.score for r in shown), max_score=sum(r.max_score for r in shown),

@@ -32,7 +32,8 @@ def reached(outcome: Outcome, message: dict, current: str | None) -> None:
     outcome.reaches.append({
         "what": str(message.get("what"))[:80], "detail": str(message.get("detail"))[:200],
         "file": str(message.get("file"))[:200], "line": line if type(line) is int else 0,
-        "refused": message.get("refused") is True, "measured_before": _before(outcome, current)})
+        "refused": message.get("refused") is True, "measured_before": _before(outcome, current),
+        "during": current or ""})
 
 
 def stray(outcome: Outcome, what: str, current: str | None) -> None:
@@ -40,7 +41,7 @@ def stray(outcome: Outcome, what: str, current: str | None) -> None:
     if len(outcome.reaches) >= MAX_KEPT:
         return
     outcome.reaches.append({"what": "channel", "detail": what[:200], "file": "", "line": 0, "refused": False,
-                            "measured_before": _before(outcome, current)})
+                            "measured_before": _before(outcome, current), "during": current or ""})
 
 
 class Nonce:

@@ -164,6 +164,20 @@ def test_what_ran_was_refused_and_told(graded):
     assert any("behind its back" in w for w in said["fd_forge"]), said
 
 
+def test_what_a_worker_does_while_a_hidden_problem_is_measured_never_reaches_the_page(graded):
+    """A reach made only while the hidden problem is measured, its evidence naming a hidden input: the
+    hidden problem scores nothing, the visible ones keep full marks, the instructor reads the evidence in
+    results.json, and the student's page shows neither a flag nor the input."""
+    result = results(graded, "hidden_smuggle")
+    flag = result["extra_data"]["flagged"]
+    assert flag["touched"] == [HIDDEN] and per_problem(result)[HIDDEN] == 0
+    alice = per_problem(results(graded, "alice"))
+    assert all(per_problem(result)[p] == alice[p] for p in alice if p != HIDDEN)
+    assert any("LEAK-" in e["what"] and e["hidden"] for e in flag["evidence"]), flag["evidence"]
+    page = html.unescape((graded / "hidden_smuggle" / "feedback.html").read_text())
+    assert "LEAK-" not in page and "Flagged for your instructor" not in page
+
+
 def test_honest_submissions_keep_what_their_functions_earn(graded):
     """alice and the right Functions written close to a reach keep full marks; bob's and the Functions
     that behave by their inputs score as they behave, and none of them is flagged."""
