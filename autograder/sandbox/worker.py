@@ -94,10 +94,15 @@ def write_modules(modules: dict[str, str]) -> tuple[list[str], list[str]]:
     return failed, written
 
 
+class NoRoom(Exception):
+    """No thread could be started (the process limit, full of the submission's threads)."""
+
+
 def apart(function, *args) -> Any:
     """function(*args) in a thread of its own, waited for. The frames of whatever it calls end where that
     thread starts: none of them is the loop's, which lives in the main thread with the grader's channel
-    and the problems. A process (forked by the submission) other than this worker's ends there."""
+    and the problems. A process (forked by the submission) other than this worker's ends there. Raises
+    NoRoom where no thread can be started: nothing of the submission's runs beside the loop."""
     me, outcome, done = _getpid(), [], allocate_lock()
     done.acquire()
 
@@ -112,8 +117,8 @@ def apart(function, *args) -> Any:
 
     try:
         start_new_thread(body, ())
-    except RuntimeError:  # the process limit: nothing may run beside the loop, so nothing is measured
-        _exit(1)
+    except RuntimeError:
+        raise NoRoom from None
     done.acquire()
     result, error = outcome[0]
     if error is not None:
@@ -228,7 +233,14 @@ def run(messages: int, control: int, payload: dict, snapshot: Snapshot) -> None:
                         "error": "The grader could not write these files beside your notebook: "
                                  + ", ".join(unwritten)})
     watch(messages, tuple(written))
-    apart(run_cells, messages, cells, namespace)
+    try:
+        apart(run_cells, messages, cells, namespace)
+    except NoRoom:
+        _exit(1)
+    for _ in range(100):  # the cells' thread, ended, may be a moment in leaving /proc/self/task
+        if _threads() == 1:
+            break
+        time.sleep(0.001)
     del cells
     restore()
     clear_interpreter_hooks()
@@ -254,20 +266,29 @@ def run(messages: int, control: int, payload: dict, snapshot: Snapshot) -> None:
             problems[name] = (Spec.from_dict(definition), definition["cases"])  # a hidden problem, asked now
         if name in problems:
             spec, cases = problems[name]
-            if command["do"] == "measure":
-                data = apart(measure, spec, namespace, cases, seed, _reporter(messages, name, nonce))
-                measured[name] = data
-                event = "measured"
-            else:
-                data = apart(measure_in_full, spec, namespace, cases, seed, measured.get(name, {}),
-                             command.get("plan"))
-                event = "measured in full"
+            try:
+                data, event = _measured(command, name, (spec, cases), namespace, seed, messages, measured)
+            except NoRoom:  # the submission's threads took every process: said as threads left running
+                send(messages, {"event": "threads"})
+                _exit(0)
             if _getpid() != me:  # the Function forked, and its copy came back here
                 _exit(0)
             restore()
             send(messages, {"event": event, "problem": name, "data": data, "nonce": nonce})
         command = commands.next()
     _exit(0)
+
+
+def _measured(command: dict, name: str, problem: tuple[Spec, list], namespace: dict, seed: int,
+              messages: int, measured: dict) -> tuple[dict, str]:
+    """What the command asks for, measured in a thread apart (apart): the data and the event to send."""
+    spec, cases = problem
+    if command["do"] == "measure":
+        report = _reporter(messages, name, command.get("nonce"))
+        measured[name] = data = apart(measure, spec, namespace, cases, seed, report)
+        return data, "measured"
+    data = apart(measure_in_full, spec, namespace, cases, seed, measured.get(name, {}), command.get("plan"))
+    return data, "measured in full"
 
 
 def _reporter(messages: int, name: str, nonce):
