@@ -49,6 +49,7 @@ PASS_THROUGH = ("inspect.py", "traceback.py", "pdb.py", "bdb.py", "cgitb.py", "p
                 "operator.py", "contextlib.py", "copy.py", "copyreg.py", "pickle.py", "ctypes", "weakref.py",
                 "_weakrefset.py", "queue.py", "sched.py", "timeit.py", "unittest", "asyncio", "pkgutil.py",
                 "zipimport.py")
+INSIDE = frozenset({"fd", "fdinfo", "mem", "maps", "smaps", "smaps_rollup", "pagemap", "map_files"})
 CODE_SUFFIXES = (".py", ".pyc", ".pyw", ".so", ".pth", ".zip", ".egg", ".whl")
 
 
@@ -156,6 +157,12 @@ def install(fd: int, own_files: tuple[str, ...] = ()) -> None:
             raise PermissionError(f"The autograder refuses {event} in a submission: it reaches into the "
                                   f"grader, and is shown to your instructor.")
 
+    def inside(path: str) -> bool:
+        """A way into the process's descriptors or memory: /proc/<self or a pid>/fd, mem, maps..., /dev/fd."""
+        if startswith(path, ("/dev/fd", "/dev/mem", "/dev/kmem", "/dev/std")):
+            return True
+        return startswith(path, "/proc/") and any(part in INSIDE for part in path.split("/")[2:])
+
     def code_file(name: str) -> bool | None:
         """For a file of code compiled or run: True (the submission's, from a path), None (a library's or a
         helper module's), False (not a path: ask who compiles it)."""
@@ -179,14 +186,14 @@ def install(fd: int, own_files: tuple[str, ...] = ()) -> None:
             if type(first) is int:
                 return True, True, f"descriptor {first}"
             path, mode = _text(first), _text(args[1]) if len(args) > 1 else "r"
-            if startswith(path, ("/proc", "/dev/fd", "/dev/mem", "/dev/kmem", "/dev/std")):
+            if inside(path):
                 return True, True, path
             if any(c in mode for c in "wax+") and path.endswith(CODE_SUFFIXES):
                 return True, True, path
             return None
         if event in ("os.listdir", "os.scandir"):
             path = _text(first)
-            return (True, True, path) if startswith(path, ("/proc", "/dev/fd")) else None
+            return (True, True, path) if inside(path) else None
         if event in ("compile", "exec"):
             name = _text(args[1]) if event == "compile" and len(args) > 1 else \
                 _text(first.co_filename) if type(first) is CodeType else ""
