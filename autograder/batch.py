@@ -101,6 +101,8 @@ def extra_data(assignment: Assignment, sub: Submission, key: Key | None, graded:
         data["modules"] = sorted(sub.modules)
     if sub.ignored:
         data["not_graded"] = sub.ignored
+    if graded.flag is not None:
+        data["flagged"] = graded.flag.to_dict()
     skipped = [c["error"] for c in graded.cell_errors if c.get("type") == SKIPPED]
     if skipped:
         data["skipped_cells"] = skipped
@@ -124,7 +126,7 @@ def write_submission(out: Path, assignment: Assignment, sub: Submission, graded:
     result = results_json(results, summary, extra_data(assignment, sub, key, graded), max_score(assignment))
     write_atomic(folder / "feedback.html", feedback_page(sub.identity.get("name") or sub.id, assignment.name,
                                                          results, graded.cell_errors, graded.output,
-                                                         about=about(sub)))
+                                                         about=about(sub), flag=graded.flag))
     # No execution_time here: a batch killed and run again must end with the very files of an
     # uninterrupted run, so nothing that varies from run to run goes into them (the CLI prints times).
     write_results(folder / "results.json", result)

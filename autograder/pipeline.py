@@ -22,10 +22,13 @@ import autograder
 from autograder import cells as cells_
 from autograder import config
 from autograder.course.assignments import Assignment
+from autograder.flags import apply as apply_flag
+from autograder.flags import flag_of
 from autograder.intake.loader import Submission
 from autograder.judge.checks import max_score, spec_of
 from autograder.judge.plan import plan_in_full, with_measured_in_full
 from autograder.judge.reference import encoded_cases, expectations
+from autograder.judge.source import read_source, tensor_arguments
 from autograder.judge.verdicts import CheckResult, Verdicts, judge
 from autograder.report.files import Graded
 from autograder.sandbox import Limits, Measure, Outcome, Pool, Server, Task
@@ -96,10 +99,14 @@ class Pipeline:
             tasks = again
 
     def judge(self, sub: Submission, outcome: Outcome | None) -> Graded:
-        """The verdicts on what a worker measured (here, in the grader), without the grader's paths."""
+        """The verdicts on what a worker measured (here, in the grader), without the grader's paths; the
+        problems a reach into the grader may have touched score nothing (flags.py)."""
         results = self.private.results(_contained(self.assignment, sub, outcome, self.seed))
+        flag = flag_of([p.name for p in self.assignment.problems], sub, outcome.reaches if outcome else [],
+                       tuple(p.name for p in self.assignment.problems if p.hidden))
+        results = apply_flag(results, flag)
         graded = Graded(sub.id, sum(r.score for r in results), max_score(self.assignment), results,
-                        sub.sha256)
+                        sub.sha256, flag=flag)
         if self.private.outcome(outcome) is not None:
             for error in outcome.cell_errors:  # the grader's paths are out: the student's files are plain
                 if error.get("type") != cells_.SKIPPED:
@@ -177,15 +184,18 @@ def cell_hint(error: dict, sub: Submission | None = None) -> str:
     return cells_.hint(sub, error)
 
 
-def _judged(problem, data: dict, seed: int) -> list[CheckResult]:
+def _judged(problem, data: dict, seed: int, sub: Submission | None = None) -> list[CheckResult]:
     """The judge's verdicts on data from a worker, which is untrusted: anything malformed, or not one
-    measurement per case, fails the problem instead of stopping the batch (or passing unmeasured checks)."""
+    measurement per case, fails the problem instead of stopping the batch (or passing unmeasured checks).
+    The rules are read in the submission's source too (judge/source.py)."""
     try:
+        source = (read_source(problem, sub.cells, sub.modules, tensor_arguments(problem, seed))
+                  if sub is not None else None)
         if "cases" in data and (not isinstance(data["cases"], list)
                                 or len(data["cases"]) != len(problem.cases)):
             raise ValueError(f"{len(data['cases']) if isinstance(data['cases'], list) else 'no'} "
                              f"measured cases for {len(problem.cases)}")
-        return judge(problem, data, seed)
+        return judge(problem, data, seed, source)
     except Exception as error:  # noqa: BLE001 - judge() catches the usual errors; this is the backstop
         verdicts = Verdicts(problem)
         verdicts.fail_all(f"The grader could not read what {problem.lookup} produced "
@@ -200,7 +210,7 @@ def verdicts_for(assignment: Assignment, outcome: Outcome, seed: int,
     for problem in assignment.problems:
         if problem.name in outcome.data:
             data = with_measured_in_full(outcome.data[problem.name], outcome.explanations.get(problem.name))
-            found = _judged(problem, data, seed)
+            found = _judged(problem, data, seed, sub)
             for r in found:
                 if "is not defined in the submission" in r.message:
                     r.message += hint

@@ -85,7 +85,7 @@ def test_grades_csv_has_one_row_per_submission(graded):
     grading.toml's adjustments and late work (docs/instructors.md)?"""
     rows = list(csv.reader((graded / "grades.csv").open()))
     assert rows[0] == ["submission", "score", "max_score", "KillHead", "MyReLU", "Exp", "LinearFunction",
-                       "graded", "adjustments", "late_penalty", "late"]
+                       "graded", "adjustments", "late_penalty", "late", "flagged"]
     by_id = {r[0]: r for r in rows[1:]}
     assert set(by_id) == {"alice", "bob", "carol", "erin"}
     assert by_id["alice"][1] == by_id["alice"][2]

@@ -305,6 +305,26 @@ def test_adjustments_stay_within_the_points():
     assert standing.score == 0 and "(+5 asked; the bounds allow +2)" in standing.lines()[0]
 
 
+def flagged(score: float, withheld: float) -> dict:
+    """A result flagged for reaching into the grader (flags.py): Exp scored 0, its points withheld."""
+    return dict(result(score), extra_data={"flagged": {"evidence": [], "touched": ["Exp"],
+                                                       "withheld": {"Exp": withheld}}})
+
+
+def test_an_accepted_flag_gives_back_the_points_withheld(tmp_path):
+    """Does [[accept]] give a flagged submission the points its measurements earned, within the problem's
+    points, say so with the reason, and change nothing for a submission that is not flagged?"""
+    rules = rules_of(tmp_path, '[[accept]]\nstudent = "x"\nreason = "a debugging print"\n\n'
+                               '[[accept]]\nstudent = "y"\nreason = "not flagged"\n')
+    found = standings(rules, [("x", flagged(0, 7)), ("y", result(4)), ("z", flagged(0, 30))], ["Exp"], 10)
+    assert (found["x"].score, found["x"].flagged, found["x"].problems["Exp"]) == (7, "accepted", 7)
+    assert "accepts it: a debugging print" in found["x"].lines()[0]
+    assert (found["y"].score, found["y"].flagged, found["y"].adjustments) == (4, "", [])
+    assert (found["z"].score, found["z"].flagged) == (0, "withheld")  # not accepted: nothing given back
+    rules = rules_of(tmp_path, '[[accept]]\nstudent = "z"\nreason = "reviewed"\n')
+    assert standings(rules, [("z", flagged(0, 30))], ["Exp"], 10)["z"].score == 10  # within the points
+
+
 def test_submission_times_as_layouts_keep_them():
     """Are Gradescope's and nbgrader's times read with their zones, and a time without one refused?"""
     utc = dt.UTC
@@ -320,6 +340,8 @@ def test_submission_times_as_layouts_keep_them():
     ('\n[[adjustment]]\nstudent = "ann"\npoints = 2\n', "line 2: this [[adjustment]] lacks reason"),
     ('[[adjustment]]\nstudent = "ann"\npoints = "two"\nreason = "x"\n', "line 1: points = 'two'"),
     ("[grades]\nann = 3\n", "line 1: 'grades' is not something grading.toml holds"),
+    ('\n\n[[accept]]\nstudent = "ann"\n', "line 3: this [[accept]] lacks reason"),
+    ('[[accept]]\nstudent = "ann"\nreason = "x"\npoints = 3\n', "line 1: an [[accept]] has no points"),
     ("[late\n", "is not valid TOML"),
 ])
 def test_mistakes_in_grading_toml_name_their_line(tmp_path, text, phrase):

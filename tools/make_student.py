@@ -21,38 +21,12 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.course.setup_cell import SETUP
+
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 USES_SOLUTION = "uses-solution"
 CHECK_CALL = re.compile(r"\bcheck\(")
 SETUP_ID = "course-setup"
-SETUP = """\
-# Set-up: installs the course's package where it is missing (Colab, Binder, JupyterHub, a new laptop).
-import importlib.util, os, subprocess, sys
-
-if importlib.util.find_spec("autograder") is None:
-    package = os.environ.get("AUTOGRADER_PACKAGE", "{url}")
-    print(f"Installing the course package from {{package}} ...")
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-color", package],
-                         capture_output=True, text=True)
-    if pip.returncode:  # what to do, not a traceback: Jupyter shows an error's _render_traceback_() alone
-
-        class SetupFailed(Exception):
-            def _render_traceback_(self):
-                return str(self).splitlines()
-
-        said = [f"  {{line}}" for line in pip.stderr.splitlines() if line.strip() and "Retrying" not in line]
-        raise SetupFailed(
-            f"The course package could not be installed (is this computer offline?) from\\n  {{package}}\\n"
-            "Offline, install it from a wheel: get {wheel} (in a clone of the\\n"
-            "course, `make dist` writes it into dist/; or ask your instructor), run\\n"
-            "  %env AUTOGRADER_PACKAGE=/path/to/{wheel}\\n"
-            "in a cell above this one, and run this cell again. Or, in a clone of the course, run\\n"
-            f"  {{sys.executable}} -m pip install -e .\\n"
-            "in a terminal, then restart the kernel. pip said:\\n" + "\\n".join(said[-4:]))
-    importlib.invalidate_caches()
-from autograder import warn_if_no_graphviz
-
-warn_if_no_graphviz()  # says how to get Graphviz where its `dot` program is missing"""
 
 
 def solution_regions(source: str) -> list[list[str]]:

@@ -91,6 +91,14 @@ def summary(assignment, files: list[Graded], chosen: list, source: dict[str, str
                                  f"see after the deadline." if hidden else ".")))
     if about:
         blocks.append(("list", list(about)))
+    for f in files:
+        if f.flag is not None and f.flag.shown():
+            said = (f"Flagged for your instructor: {f.submission} reaches into the grader's own code (the "
+                    f"frames, objects, modules or channel of the process that measures your Functions), "
+                    f"which no Function needs. The problems it may have touched score nothing until your "
+                    f"instructor reviews it. Where:")
+            blocks.append(("p", said))
+            blocks.append(("list", [e.describe() for e in f.flag.shown()]))
     lines = []
     for problem in assignment.problems:
         mine = [r for r in shown if r.problem == problem.name]

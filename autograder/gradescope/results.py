@@ -39,6 +39,9 @@ def results_document(assignment, files: list[Graded], settings: Settings, second
                for i in sorted(range(len(chosen)), key=lambda i: chosen[i].hidden)}
     extra = {"assignment": assignment.name, "seed": settings.seed, "isolation": isolation,
              "files": [{"file": f.submission, "sha256": f.sha256, "score": f.score} for f in files]}
+    flagged = {f.submission: f.flag.to_dict() for f in files if f.flag is not None}
+    if flagged:  # it reaches into the grader (flags.py): no grading.toml here, so a regrade by hand
+        extra["flagged"] = flagged
     return gradescope_results(chosen, [outputs[i] for i in range(len(chosen))],
                               [p.name for p in assignment.problems],
                               summary(assignment, files, chosen, source, fmt, pictures.skipped, about), fmt,

@@ -21,6 +21,7 @@ from autograder.judge.checks import BY_NAME, checks_of, points_of
 from autograder.judge.findings import Figure, Finding, fail, torch_words
 from autograder.judge.judging import Judging
 from autograder.judge.reference import reference_data
+from autograder.judge.source import SourceFacts, contradiction, unbound
 from autograder.measure import projections
 from autograder.measure.contract import ProblemMeasurement
 from autograder.measure.spec import PARTS
@@ -79,9 +80,11 @@ class Verdicts:
         return out
 
 
-def judge(problem: Problem, data: Any, seed: int = 0) -> list[CheckResult]:
+def judge(problem: Problem, data: Any, seed: int = 0, source: SourceFacts | None = None) -> list[CheckResult]:
     """Every check of the problem, from the probe's data of one submission: the plain data a worker sent,
-    parsed here, once, into its types (measure/contract.py), unless it was parsed already."""
+    parsed here, once, into its types (measure/contract.py), unless it was parsed already. source: what
+    the submission's source shows (source.py, read by the grader): a rule the worker says was kept but
+    the source shows broken fails."""
     verdicts = Verdicts(problem)
     passed_details: dict[str, str] = {}
     try:
@@ -89,7 +92,7 @@ def judge(problem: Problem, data: Any, seed: int = 0) -> list[CheckResult]:
         if measured is None:
             raise TypeError(f"a {type(data).__name__}, not a mapping")
         with projections.tolerances(problem.rtol_atol, problem.gradcheck_rtol_atol):
-            _judge(problem, measured, reference_data(problem, seed), seed, verdicts, passed_details)
+            _judge(problem, measured, reference_data(problem, seed), seed, verdicts, passed_details, source)
     except (ValueError, TypeError, KeyError, IndexError, RuntimeError, AttributeError) as error:
         # Only measurements that are not what a Function can produce get here (the causes of malformed
         # results, a wrong shape or count, are told by the checks): no grader frame is shown.
@@ -115,8 +118,8 @@ def _gate(problem: Problem, data: ProblemMeasurement) -> str | None:
 
 
 def _judge(problem: Problem, data: ProblemMeasurement, reference: dict, seed: int, verdicts: Verdicts,
-           passed: dict[str, str]) -> None:
-    gate = _gate(problem, data)
+           passed: dict[str, str], source: SourceFacts | None = None) -> None:
+    gate = _gate(problem, data) or unbound(problem, source)
     if gate:
         verdicts.fail_all(gate)
         return
@@ -148,6 +151,8 @@ def _judge(problem: Problem, data: ProblemMeasurement, reference: dict, seed: in
         if found is None:
             view.judged = name
             found = check.judge(view)
+        if (found is None or found.passed) and contradiction(name, problem, source):
+            found = fail(contradiction(name, problem, source))
         if found is None:
             continue
         if found.passed:

@@ -83,7 +83,30 @@ COLUMNS = (
     Column("late penalty", lambda row: _standing(row, "penalty")),  # grading.toml's [late] policy
     Column("grade", lambda row: row["standing"]["score"] if row.get("standing") else None),  # after both
     Column("status", lambda row: None if row["status"] == "graded" else row["status"], numeric=False),
+    Column("flagged", lambda row: _flagged(row), numeric=False),  # it reaches into the grader (flags.py)
 )
+
+
+def _flagged(row: dict) -> str | None:
+    if not isinstance(_extra(row).get("flagged"), dict):
+        return None
+    return (_standing(row, "flagged") or "withheld") if row.get("standing") else "withheld"
+
+
+def flagged_entry(sid: str, flagged: dict) -> dict:
+    """A flagged submission as the report lists it: where it reaches (flags.Evidence, in the page's words),
+    the problems it may have touched, the points withheld."""
+    from autograder.flags import Evidence
+
+    evidence = []
+    for e in flagged.get("evidence") or []:
+        if isinstance(e, dict):
+            evidence.append(Evidence(str(e.get("where", "")), int(e.get("line") or 0), str(e.get("what", "")),
+                                     str(e.get("text", "")), str(e.get("how", ""))).describe())
+    withheld = flagged.get("withheld") if isinstance(flagged.get("withheld"), dict) else {}
+    return {"id": sid, "evidence": evidence[:8], "more": max(0, len(evidence) - 8),
+            "touched": [str(p) for p in flagged.get("touched") or []],
+            "withheld": sum(v for v in withheld.values() if isinstance(v, (int, float)))}
 
 
 def student_table(problems: list[str], students: list[dict]) -> tuple[list[Column], list[list]]:
@@ -109,12 +132,14 @@ def summarize(problems: list[str], rows: list[tuple[str, dict]]) -> dict:
     totals, per_problem = [], {p: Counter() for p in problems}
     checks: dict[str, dict] = {}
     causes: dict[tuple[str, str], Cause] = {}
-    not_loaded, timed_out, not_isolated, chosen, students = [], [], [], [], []
+    not_loaded, timed_out, not_isolated, chosen, students, flagged = [], [], [], [], [], []
     for sid, result in rows:
         extra = result.get("extra_data") if isinstance(result.get("extra_data"), dict) else {}
         if extra.get("isolation", "container") != "container":
             not_isolated.append(sid)
         status = extra.get("status", "graded")
+        if isinstance(extra.get("flagged"), dict):
+            flagged.append(flagged_entry(sid, extra["flagged"]))
         if extra.get("not_graded") or extra.get("skipped_cells"):
             chosen.append({"id": sid, "file": str(extra.get("file", "")),
                            "not_graded": [str(n) for n in extra.get("not_graded") or []],
@@ -150,7 +175,7 @@ def summarize(problems: list[str], rows: list[tuple[str, dict]]) -> dict:
     return {"submissions": len(rows), "totals": totals,
             "problems": {p: {f"{k:g}": v for k, v in sorted(per_problem[p].items())} for p in problems},
             "checks": checks, "not_loaded": not_loaded, "timed_out": timed_out, "not_isolated": not_isolated,
-            "chosen": chosen, "students": students,
+            "chosen": chosen, "students": students, "flagged": flagged,
             "causes": [{"problem": c.problem, "cause": c.text, "checks": c.checks, "students": c.students,
                         "hidden": c.hidden} for c in ranked]}
 
@@ -200,7 +225,7 @@ def class_report(assignment, rows: list[tuple[str, dict]], standings: dict | Non
     problems = [p.name for p in assignment.problems]
     data = summarize(problems, rows)
     data["standings"] = {sid: s.to_dict() for sid, s in (standings or {}).items()}
-    if any(s.adjustments or s.penalty for s in (standings or {}).values()):
+    if any(s.adjustments or s.penalty or s.flagged for s in (standings or {}).values()):
         for row in data["students"]:
             row["standing"] = data["standings"].get(row["id"])
     columns, table = student_table(problems, data["students"])

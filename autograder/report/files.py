@@ -24,6 +24,7 @@ from autograder.report.csvsafe import cell
 from autograder.report.plain import valid, valid_json
 
 if TYPE_CHECKING:  # only named here: reading grades back (the Canvas export) needs no torch
+    from autograder.flags import Flag
     from autograder.judge.verdicts import CheckResult
     from autograder.term.standing import Standing
 
@@ -53,6 +54,7 @@ class Graded:
     # The grade with grading.toml applied (adjustments, late penalty), where it was computed: export sets
     # it, and score to its score.
     standing: Standing | None = None
+    flag: Flag | None = None  # it reaches into the grader (flags.py): where, and the points withheld
 
     def score_of(self, problem: str) -> float:
         return sum(r.score for r in self.results if r.problem == problem)
@@ -165,16 +167,17 @@ def read_results(path: Path) -> dict | None:
 
 
 # after the problems' columns (docs/instructors.md, "Adjustments and late work")
-APPENDED = ("graded", "adjustments", "late_penalty", "late")
+APPENDED = ("graded", "adjustments", "late_penalty", "late", "flagged")
 DIGEST = ".sha256"  # grades.csv.sha256 beside grades.csv, in sha256sum's format
 
 
 def grades_csv(rows: list[tuple[str, dict]], problems: list[str], max_score: float,
                standings: dict | None = None) -> str:
     """One row per submission: submission,score,max_score,<Problem>,..., then graded, adjustments,
-    late_penalty, late. score and the problems' columns are the standing (term/standing.py: the grade
-    after grading.toml's adjustments and late penalty); graded is the autograder's score. Text cells that
-    a spreadsheet would read as a formula are neutralised (csvsafe)."""
+    late_penalty, late, flagged ("withheld", or "accepted" by grading.toml's [[accept]]: flags.py). score
+    and the problems' columns are the standing (term/standing.py: the grade after grading.toml's
+    adjustments, acceptances and late penalty); graded is the autograder's score. Text cells that a
+    spreadsheet would read as a formula are neutralised (csvsafe)."""
     from autograder.term.standing import standings as compute
 
     standings = standings if standings is not None else compute(None, rows, problems, max_score)
@@ -187,7 +190,7 @@ def grades_csv(rows: list[tuple[str, dict]], problems: list[str], max_score: flo
         assert_within(s.score, max_score, sid)
         writer.writerow([cell(sid), f"{s.score:g}", f"{max_score:g}",
                          *(f"{s.problems[p]:g}" for p in problems), f"{s.graded:g}", f"{s.adjustment:g}",
-                         f"{s.penalty:g}", cell(s.late)])
+                         f"{s.penalty:g}", cell(s.late), s.flagged])
     return buffer.getvalue()
 
 

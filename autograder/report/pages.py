@@ -21,6 +21,7 @@ from urllib.parse import quote
 from autograder.report.svg import draw_graphs, figure_svgs
 
 if TYPE_CHECKING:
+    from autograder.flags import Flag
     from autograder.judge.verdicts import CheckResult
     from autograder.term.standing import Standing
 
@@ -124,14 +125,21 @@ def text_report(results: list[CheckResult], show_hidden: bool = True) -> str:
 
 
 def feedback_page(submission: str, assignment: str, results: list[CheckResult], cells: list[dict],
-                  output: str, show_hidden: bool = False, about: list[str] = ()) -> str:
+                  output: str, show_hidden: bool = False, about: list[str] = (),
+                  flag: Flag | None = None) -> str:
     """One self-contained page for a student (titled `submission`: their name where the layout gives it):
-    what was graded (`about`), table, diagnoses, pictures, cell errors, printed output. Hidden problems and
-    checks are left out (they are in results.json and grades.csv for instructors); the score says so."""
+    what was graded (`about`), why it is flagged (flags.py: the evidence, the problems withheld), table,
+    diagnoses, pictures, cell errors, printed output. Hidden problems and checks are left out (they are in
+    results.json and grades.csv for instructors); the score says so."""
     shown = [r for r in results if show_hidden or not r.hidden]
     hidden = sum(r.max_score for r in results if r not in shown)
     skipped = [c for c in cells if c.get("type") == "skipped"]
+    visible = {r.problem for r in shown}
+    withheld = [p for p in flag.touched if p in visible] if flag else []
+    evidence = (flag.evidence if show_hidden else flag.shown()) if flag else []
     return templates().get_template("feedback.html.j2").render(
+        flag=flag if evidence or withheld else None, evidence=evidence, withheld=withheld,
+        hidden_withheld=bool(flag) and len(withheld) < len(flag.touched),
         submission=submission, assignment=assignment, results=shown, output=output, about=list(about),
         cells=[c for c in cells if c not in skipped], skipped=skipped, hidden=hidden,
         score=sum(r.score for r in shown), max_score=sum(r.max_score for r in shown),

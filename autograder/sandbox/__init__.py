@@ -2,6 +2,7 @@
 
     server.py    the clean parent: a fresh interpreter with torch and the measuring code, nothing else
     worker.py    a worker's life: run the cells, then measure what the grader asks for
+    watch.py     the worker's audit hook: a reach into the grader told to it at once, and refused
     container.py the container: namespaces, a minimal read-only root, a tmpfs per worker, no capabilities
     refusal.py   why a machine refused the container, and the least-privilege fix for that cause
     apparmor.py  the AppArmor profile that lets the grader's Python make user namespaces (apparmor-profile)
@@ -15,13 +16,17 @@
     tasks.py     what the grader hands the sandbox (Task, Measure) and gets back (Outcome)
     parent.py    the grader's handle on the clean parent: start it, ask it for workers and their statuses
     job.py       one worker seen from the grader: drive it a problem at a time, set every deadline
+    evidence.py  what a worker's channel says of reaching: the hook's reports, messages no loop writes
+    payload.py   what a worker is told (its payload, a problem's definition) and its channels
     slots.py     where workers run: a user id and a cgroup each, serving one worker after another
     pool.py      the grader's side: a few workers at a time, their messages, ends and deadlines
 
-What this cannot stop: code in a worker shares the process that measures it, so a determined submission
-can still forge its own measurements (write made-up numbers into its pipe). It can forge nothing else:
-it holds no classmate's work, no reference answer, no hidden problem before its visible ones are
-measured (nothing it says after that reaches the student), and every verdict is computed in the grader.
+What this cannot stop: code in a worker shares the process that measures it, so its measurements are the
+submission's to write. Reaching for the worker's frames, objects, memory or channel is seen (watch.py,
+and the source read in the grader) and flags the submission (flags.py); values are judged against the
+reference and the rules against the source, in the grader. It holds no classmate's work, no reference
+answer, no hidden problem before its visible ones are measured (nothing it says after that reaches the
+student), and every verdict is computed in the grader.
 """
 
 # Imported when first named, as autograder/__init__.py does: `Limits` (the grader's settings, the keys of

@@ -6,7 +6,6 @@ worker writes moves one, and nothing it writes is trusted beyond being data abou
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import select
 import signal
@@ -14,9 +13,10 @@ import tempfile
 import time
 from dataclasses import asdict
 
+from autograder.sandbox import evidence
 from autograder.sandbox.cgroups import Group
 from autograder.sandbox.confine import Limits
-from autograder.sandbox.payload import CONTROL_PIPE_BYTES, F_SETPIPE_SZ, payload_file, problem
+from autograder.sandbox.payload import channels, payload_file, problem
 from autograder.sandbox.processes import (
     WORKDIR_PREFIX,
     Reaper,
@@ -62,6 +62,8 @@ class Job:
         self.cell, self.loaded, self.current, self.phase, self.stopped = -1, False, None, "", False
         self.partial: dict | None = None  # the current problem's measurement so far (parts finished)
         self.no_threads = False
+        self.answered: set[str] = set()  # problems whose measurement came (a second one is no worker's)
+        self.nonce = evidence.Nonce()  # the current request's token, which its answer carries
         self.lines = Lines()
         self.output, self.output_dropped, self.output_closed = bytearray(), False, False
         self.pid, self.local, self.pidfd, self.oom_kills = 0, 0, None, 0
@@ -76,13 +78,8 @@ class Job:
             if self.workdir is not None:
                 remove_folder(self.workdir)
             raise
-        self.messages, messages_w = os.pipe()
-        self.printed, output_w = os.pipe()
-        control_r, self.control = os.pipe()
-        with contextlib.suppress(OSError):  # room for a hidden problem's inputs in one write
-            fcntl.fcntl(self.control, F_SETPIPE_SZ, CONTROL_PIPE_BYTES)
-        # the worker's: sent to the clean parent, then closed here
-        self.ends = [messages_w, output_w, control_r, payload]
+        (self.messages, self.printed, self.control), ends = channels()
+        self.ends = [*ends, payload]  # the worker's: sent to the clean parent, then closed here
 
     def spawn(self, server) -> None:
         """Asks the clean parent for the worker (the reply comes later: `started`); raises ServerGone."""
@@ -155,10 +152,12 @@ class Job:
         return True
 
     def take(self, chunk: bytes) -> None:
-        """Handles the messages a chunk of the messages pipe completes, until the job is stopped."""
+        """Handles the messages a chunk of the messages socket completes, until the job is stopped."""
         for line in self.lines.feed(chunk):
-            message = parse(line)
-            if message is not None:
+            message = parse(line) if line.strip() else {}
+            current = self.current.name if self.current is not None else None
+            if not evidence.screened(self.outcome, message, line, current, self.loaded, self.answered,
+                                     self.nonce.value):
                 self.handle(message)
             if self.stopped:
                 return
@@ -215,6 +214,7 @@ class Job:
         measure = self.current
         if event == "measured" and self.phase == "measure":
             self.outcome.data[measure.name] = data
+            self.answered.add(measure.name)
             plan = None
             if measure.plan is not None:
                 try:
@@ -224,7 +224,8 @@ class Job:
             if plan:
                 self.phase = "in full"
                 self.deadline = time.monotonic() + self.limits.problem_seconds
-                self.tell({"do": "measure in full", "problem": measure.name, "plan": plan})
+                self.tell({"do": "measure in full", "problem": measure.name, "plan": plan,
+                           "nonce": self.nonce.renew()})
                 return
         elif event == "measured in full" and self.phase == "in full":
             self.outcome.explanations[measure.name] = data
@@ -249,8 +250,8 @@ class Job:
         self.current, self.phase = measure, "measure"
         self.deadline = time.monotonic() + self.limits.problem_seconds
         # a hidden problem enters the worker only now, after the cells ran and the visible ones were measured
-        self.tell({"do": "measure", "problem": measure.name} | ({"definition": problem(measure)}
-                                                               if measure.hidden else {}))
+        asked = {"do": "measure", "problem": measure.name, "nonce": self.nonce.renew()}
+        self.tell(asked | ({"definition": problem(measure)} if measure.hidden else {}))
 
     def keep_partial(self, how: str) -> bool:
         """The current problem stopped in the middle of its measurement: keep the parts that finished, so

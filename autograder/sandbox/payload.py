@@ -1,11 +1,14 @@
 """What a worker is told, and how: its payload (the cells and the visible problems) in an unnamed file it
-can only read, a problem's definition (sent with the command that asks for it), and room in its control
-pipe for the largest one."""
+can only read, a problem's definition (sent with the command that asks for it), room in its control
+pipe for the largest one, and the channels it speaks on."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+import socket
 import tempfile
 
 from autograder.sandbox.tasks import Measure
@@ -27,3 +30,15 @@ def payload_file(payload: dict) -> int:
         json.dump(payload, f)
         f.flush()
         return os.open(f"/proc/self/fd/{f.fileno()}", os.O_RDONLY | os.O_CLOEXEC)
+
+
+def channels() -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """A worker's channels, (the grader's ends, the worker's ends) of each: its messages, a socket (unlike a
+    pipe, it cannot be opened again through /proc/self/fd, a path any library's file writer would take);
+    what it prints, a pipe; its control pipe, with room for a hidden problem's inputs in one write."""
+    messages, messages_w = (end.detach() for end in socket.socketpair())
+    printed, output_w = os.pipe()
+    control_r, control = os.pipe()
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(control, F_SETPIPE_SZ, CONTROL_PIPE_BYTES)
+    return (messages, printed, control), (messages_w, output_w, control_r)

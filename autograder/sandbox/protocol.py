@@ -1,11 +1,13 @@
 """The messages between the grader and a worker: one JSON object a line, nothing executed or unpickled.
 
-Worker -> grader (its messages pipe): {"event": "cell", "index"}, {"event": "cell-error", ...},
-{"event": "loaded"}, {"event": "part", "problem", "data"} (the measurement so far, after each part),
-{"event": "measured", "problem", "data"}, {"event": "measured in full", "problem", "data"},
-{"event": "threads"} (the worker could not leave the cells' threads behind).
-Grader -> worker (its control pipe): {"do": "measure", "problem"},
-{"do": "measure in full", "problem", "plan"}, {"do": "stop"}.
+Worker -> grader (its messages socket): {"event": "cell", "index"}, {"event": "cell-error", ...},
+{"event": "loaded"}, {"event": "part", "problem", "data", "nonce"} (the measurement so far, after each
+part), {"event": "measured", "problem", "data", "nonce"}, {"event": "measured in full", "problem", "data",
+"nonce"}, {"event": "threads"} (the worker could not leave the cells' threads behind), {"event": "reach",
+...} (watch.py: the submission reached into the worker).
+Grader -> worker (its control pipe): {"do": "measure", "problem", "nonce"},
+{"do": "measure in full", "problem", "plan", "nonce"}, {"do": "stop"}: an answer carries its request's
+token (evidence.Nonce).
 
 The grader drives: it asks for one problem at a time and sets every deadline itself, so that nothing a
 worker writes can move one. What a worker says is data about its own submission, never trusted further.
@@ -30,6 +32,11 @@ def _not_data(value):
 _write, _read = os.write, os.read
 # CPython's _json
 _encode = c_make_encoder(None, _not_data, encode_basestring_ascii, None, ": ", ", ", False, False, True)
+
+
+def encoder():
+    """The C encoder every message goes through (watch.py keeps its own reference to it)."""
+    return _encode
 
 
 def send(fd: int, message: dict) -> None:

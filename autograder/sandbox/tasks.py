@@ -42,6 +42,8 @@ class Outcome:
     seconds: float = 0.0
     # what ran out of time: "load" (the cells), problem names
     timed_out: list[str] = field(default_factory=list)
+    # reaches into the grader its workers reported, and messages their loops never write (evidence.py)
+    reaches: list[dict] = field(default_factory=list)
 
 
 def failed(problems: list[Measure], previous: Outcome | None, reason: str) -> Outcome:

@@ -6,6 +6,8 @@
     [late.extensions]         student = a due date-time of their own, or a number of days added
     [late.submitted]          student = when they handed in, where the files do not say
     [[adjustment]]            student, problem (a problem's name or "total"), points, reason
+    [[accept]]                student, reason: a flagged submission (it reaches into the grader) reviewed
+                              and accepted; the points it was measured to earn count (standing.py)
 
 Every mistake is a RulesError: one paragraph naming the file and the line, and what to write instead.
 Whether a student or a problem exists is asked later, against the graded class (standing.py), which
@@ -26,6 +28,8 @@ FILE = "grading.toml"
 UNITS = {"day": dt.timedelta(days=1), "hour": dt.timedelta(hours=1)}
 LATE_KEYS = {"due", "timezone", "per", "penalty", "cap", "grace_minutes", "extensions", "submitted"}
 ADJUSTMENT_KEYS = {"student", "problem", "points", "reason"}
+ACCEPT_KEYS = {"student", "reason"}
+LISTS = ("adjustment", "accept")  # the [[...]] entries
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?")
 _KEY = re.compile(r"""^\s*("([^"]*)"|'([^']*)'|[A-Za-z0-9_.@+-]+)\s*=""")
 # The times every zone can show: the calendar's first and last day in some zone are outside it
@@ -89,11 +93,19 @@ class Adjustment:
 
 
 @dataclass
+class Accept:
+    line: int
+    student: str
+    reason: str
+
+
+@dataclass
 class Rules:
     path: Path
     text: str = ""  # as read: grades.csv.sha256 records what was applied
     late: Late | None = None
     adjustments: list[Adjustment] = field(default_factory=list)
+    accepts: list[Accept] = field(default_factory=list)
     lines: dict[tuple, int] = field(default_factory=dict)  # (table, key) or ("adjustment", n) -> line
 
     def where(self, table: str, key: str | int | tuple | None = None) -> str:
@@ -125,9 +137,9 @@ def read_rules(folder: Path) -> Rules | None:
                          f"again.") from None
     rules = Rules(path, text, lines=_line_numbers(text))
     for key in data:
-        if key not in ("late", "adjustment"):
-            raise rules.error(key, None, f"{key!r} is not something {FILE} holds: it has a [late] table and "
-                                         f"[[adjustment]] entries.")
+        if key not in ("late", *LISTS):
+            raise rules.error(key, None, f"{key!r} is not something {FILE} holds: it has a [late] table, "
+                                         f"[[adjustment]] and [[accept]] entries.")
     if "late" in data:
         rules.late = _late(rules, data["late"])
     adjustments = data.get("adjustment", [])
@@ -135,6 +147,11 @@ def read_rules(folder: Path) -> Rules | None:
         raise rules.error("adjustment", None, "each adjustment is a table of its own, headed [[adjustment]] "
                                               "(two brackets).")
     rules.adjustments = [_adjustment(rules, i, a) for i, a in enumerate(adjustments)]
+    accepts = data.get("accept", [])
+    if not isinstance(accepts, list):
+        raise rules.error("accept", None, "each acceptance is a table of its own, headed [[accept]] (two "
+                                          "brackets).")
+    rules.accepts = [_accept(rules, i, a) for i, a in enumerate(accepts)]
     return rules
 
 
@@ -142,15 +159,15 @@ def _line_numbers(text: str) -> dict[tuple, int]:
     """Where each table, [[adjustment]] and key starts (tomllib keeps no lines; its own errors name
     theirs)."""
     lines: dict[tuple, int] = {}
-    table, count = "", 0
+    table, counts = "", dict.fromkeys(LISTS, 0)
     for number, line in enumerate(text.splitlines(), 1):
         header = _HEADER.match(line)
         if header:
             table = header[2].replace('"', "").replace(" ", "")
-            if header[1] == "[[" and table == "adjustment":
-                table = ("adjustment", count)
+            if header[1] == "[[" and table in LISTS:
+                counts[table] += 1
+                table = (table, counts[table] - 1)
                 lines[table] = number
-                count += 1
             else:
                 lines.setdefault((table, None), number)
             continue
@@ -263,3 +280,18 @@ def _adjustment(rules: Rules, index: int, entry) -> Adjustment:
     problem = str(entry.get("problem", "total")).strip()
     return Adjustment(line, str(entry["student"]).strip(), "" if problem.casefold() == "total" else problem,
                       float(points), str(entry["reason"]).strip())
+
+
+def _accept(rules: Rules, index: int, entry) -> Accept:
+    where = ("accept", index)
+    if not isinstance(entry, dict):
+        raise rules.error(*where, "an [[accept]] is a table of student and reason.")
+    unknown = set(entry) - ACCEPT_KEYS
+    if unknown:
+        raise rules.error(*where, f"an [[accept]] has no {', '.join(sorted(unknown))}; it takes student and "
+                                  f"reason.")
+    missing = [k for k in ("student", "reason") if not str(entry.get(k, "")).strip()]
+    if missing:
+        raise rules.error(*where, f"this [[accept]] lacks {', '.join(missing)}: it says whose flagged "
+                                  f"submission you reviewed and accept, and why (the student reads it).")
+    return Accept(rules.lines.get(where, 0), str(entry["student"]).strip(), str(entry["reason"]).strip())

@@ -18,7 +18,7 @@ import math
 import zoneinfo
 from dataclasses import asdict, dataclass, field
 
-from autograder.term.rules import UNITS, Adjustment, Late, Rules, on_calendar
+from autograder.term.rules import UNITS, Accept, Adjustment, Late, Rules, on_calendar
 
 # the identity fields (intake/layouts.py) a student may be named by in grading.toml, after the id
 NAMED_BY = ("name", "email", "sid", "canvas_user")
@@ -46,6 +46,7 @@ class Standing:
     penalty: float = 0.0  # points the late policy took
     score: float = 0.0  # graded + adjustment - penalty
     needs_time: bool = False  # marked late (Canvas), or a time unread: no penalty until one is given
+    flagged: str = ""  # it reaches into the grader (flags.py): "withheld", or "accepted" by [[accept]]
 
     @property
     def adjustment(self) -> float:
@@ -176,6 +177,31 @@ def per_problem(result: dict, problems: list[str], what: str = "score") -> dict[
     return scores
 
 
+def _withheld(result: dict) -> dict[str, float] | None:
+    """The points a flagged result's measurements earned on the problems it may have touched (flags.py),
+    withheld from its score; None when it is not flagged."""
+    extra = result.get("extra_data")
+    flagged = extra.get("flagged") if isinstance(extra, dict) else None
+    if not isinstance(flagged, dict):
+        return None
+    withheld = flagged.get("withheld") if isinstance(flagged.get("withheld"), dict) else {}
+    return {str(p): float(v) for p, v in withheld.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
+
+
+def _accept(standing: Standing, accept: Accept, withheld: dict[str, float], maxima: dict[str, float]) -> None:
+    """A flagged submission the instructor reviewed and accepts: the points withheld count again."""
+    standing.flagged = "accepted"
+    for problem, points in withheld.items():
+        if problem not in standing.problems:
+            continue
+        before = standing.problems[problem]
+        standing.problems[problem] = min(max(before + points, 0.0), maxima[problem])
+        given = round(standing.problems[problem] - before, 9)
+        reason = f"your instructor reviewed the flag and accepts it: {accept.reason}"
+        standing.adjustments.append(Applied(accept.line, problem, points, given, reason))
+
+
 def standings(rules: Rules | None, rows: list[tuple[str, dict]], problems: list[str],
               max_score: float) -> dict[str, Standing]:
     """Every submission's standing (rows: (id, results.json)); a RulesError names the first line of
@@ -183,9 +209,12 @@ def standings(rules: Rules | None, rows: list[tuple[str, dict]], problems: list[
     out = {}
     for sid, result in rows:
         out[sid] = Standing(float(result["score"]), max_score, per_problem(result, problems),
-                            score=float(result["score"]))
+                            score=float(result["score"]),
+                            flagged="withheld" if _withheld(result) is not None else "")
     if rules is None:
         return out
+    accepted = {resolve(rules, rows, a.student, "accept", (i, "student")): a
+                for i, a in enumerate(rules.accepts)}
     adjustments: dict[str, list[Adjustment]] = {}
     for i, a in enumerate(rules.adjustments):
         if a.problem and a.problem not in problems:
@@ -200,6 +229,8 @@ def standings(rules: Rules | None, rows: list[tuple[str, dict]], problems: list[
         submitted = by_submission(rules, rows, "submitted", late.submitted)
     for sid, result in rows:
         standing, maxima = out[sid], per_problem(result, problems, "max_score")
+        if sid in accepted and standing.flagged:
+            _accept(standing, accepted[sid], _withheld(result) or {}, maxima)
         for a in adjustments.get(sid, []):
             if a.problem:
                 before = standing.problems[a.problem]
@@ -222,8 +253,12 @@ def standings(rules: Rules | None, rows: list[tuple[str, dict]], problems: list[
 
 def describe_rules(rules: Rules, standings: dict[str, Standing]) -> str:
     """One line for the instructor: what grading.toml changed."""
-    adjusted = sum(1 for s in standings.values() if s.adjustments)
+    adjusted = sum(1 for s in standings.values() if s.adjustments and s.flagged != "accepted")
     parts = [f"{rules.path}: {len(rules.adjustments)} adjustment(s) on {adjusted} submission(s)"]
+    if rules.accepts:
+        accepted = sum(1 for s in standings.values() if s.flagged == "accepted")
+        parts.append(f"{len(rules.accepts)} [[accept]] entr{'y' if len(rules.accepts) == 1 else 'ies'}: "
+                     f"{accepted} flagged submission(s) accepted")
     if rules.late is not None:
         penalised = sum(1 for s in standings.values() if s.penalty)
         flagged = [sid for sid, s in standings.items() if s.needs_time]

@@ -99,9 +99,12 @@ def run_autograder(root: Path) -> subprocess.CompletedProcess:
 def graded(archive):
     """run_autograder on a right, a wrong, a broken, an empty and a snooping submission (two at a time)."""
     snoop = {"snoop.py": SNOOP.format(source="SOURCE", settings="SETTINGS", results="RESULTS")}
+    forging = ROOT / "tests" / "sandbox" / "forging"
+    takeover = {"takeover.py": "\n\n".join((forging / f).read_text() for f in ("common.py", "takeover.py"))}
     cases = {"right": [EXAMPLES / "alice.py"], "wrong": [EXAMPLES / "bob.py"],
              "broken": [EXAMPLES / "erin.ipynb"], "empty": {}, "snoop": snoop,
-             "surrogates": {"mal\udcff\x1b[2J.py": HOSTILE}}  # an undecodable byte in its name
+             "surrogates": {"mal\udcff\x1b[2J.py": HOSTILE},  # an undecodable byte in its name
+             "takeover": takeover}  # tests/sandbox/test_forging.py: it answers for its worker
     roots = {name: gradescope_root(archive, files) for name, files in cases.items()}
     snoop_root = roots["snoop"]
     text = SNOOP.format(source=str(snoop_root / "source"),
@@ -213,7 +216,7 @@ def test_build_usage_errors_are_one_paragraph(tmp_path, args, phrase):
 # -- run_autograder, as Gradescope runs it ------------------------------------------------------------------
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["right", "wrong", "broken", "empty", "snoop", "surrogates"])
+@pytest.mark.parametrize("name", ["right", "wrong", "broken", "empty", "snoop", "surrogates", "takeover"])
 def test_results_validate_and_hold_nothing_but_json(graded, name):
     """Is results.json one JSON document (nothing printed into it) that validates against Gradescope's
     schema, with an execution time and every test's visibility and output format?"""
@@ -254,6 +257,20 @@ def test_right_submission_gets_full_marks_hidden_tests_included(graded):
     assert tests["Exp: gradcheck"]["visibility"] == "visible"
     assert "other shapes" not in document["output"] and "gradgradcheck" not in document["output"]
     assert [t["number"] for t in document["tests"][:2]] == ["1.1", "1.2"]
+
+
+@pytest.mark.slow
+def test_a_takeover_of_the_worker_is_flagged_and_scores_nothing(graded):
+    """Does a submission that answers the grader in its worker's place (wrong Functions, right ones kept
+    aside: full marks before the grader saw reaching) score nothing, hidden tests included, and say why to
+    the student and in extra_data?"""
+    document = results(graded, "takeover")
+    assert document["score"] == 0 and all(t["score"] == 0 for t in document["tests"])
+    flagged = document["extra_data"]["flagged"]["takeover.py"]
+    assert "LinearFunction, other shapes" in flagged["touched"]
+    assert any("sys._getframe" in e["what"] for e in flagged["evidence"])
+    assert "Flagged for your instructor" in html.unescape(document["output"])
+    assert all("reaches into the grader" in html.unescape(t["output"]) for t in document["tests"])
 
 
 @pytest.mark.slow

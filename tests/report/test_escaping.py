@@ -162,10 +162,10 @@ def test_grades_csv_neutralises_ids_not_scores():
     rows = [(sid, {"score": 3.0, "tests": [{"name": "Exp: gradient", "score": 3.0}]}) for sid in FORMULAS]
     table = list(csv.reader(io.StringIO(grades_csv(rows, ["Exp", "=Sneaky"], 5.0), newline="")))
     assert table[0] == ["submission", "score", "max_score", "Exp", "'=Sneaky", "graded", "adjustments",
-                        "late_penalty", "late"]
+                        "late_penalty", "late", "flagged"]
     assert len(table) == len(FORMULAS) + 1
     for row, sid in zip(table[1:], FORMULAS):
-        assert row[0] == cell(sid) and row[1:] == ["3", "5", "3", "0", "3", "0", "0", ""]
+        assert row[0] == cell(sid) and row[1:] == ["3", "5", "3", "0", "3", "0", "0", "", ""]
         assert not row[0].startswith(("=", "+", "-", "@", "\t", "\r")), row
 
 

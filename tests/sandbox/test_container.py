@@ -37,6 +37,7 @@ from tests.sandbox.ordinary_user import NAME, ordinary_user, why_not
 pytestmark = pytest.mark.slow
 
 ATTACKS = ROOT / "tests" / "sandbox" / "hostile_container"
+REACHING = {"hidden_scan", "namespaces", "socket_snoop"}  # flagged (judge/reaching.py, sandbox/watch.py)
 EXTRA = ROOT / "tests" / "sandbox" / "hostile_sandbox" / "secret_extra.py"  # hidden "Hidden linear"
 SECRETS = ("SECRET-SOCKET-5150", "SECRET-FILE-9931", "SECRET-DISK-4127", "SECRET-EXTRA-4242")
 HIDDEN = "Hidden linear"
@@ -46,8 +47,7 @@ DEV = ["fd", "full", "null", "random", "shm", "stderr", "stdin", "stdout", "uran
 # -- what a worker sees (one worker, as root) --------------------------------------------------------
 
 LOOK = r'''
-import ctypes, json, os, socket
-libc = ctypes.CDLL(None, use_errno=True)
+import json, os, socket
 seen = {"uid": os.getuid(), "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
         "root": sorted(os.listdir("/")), "dev": sorted(os.listdir("/dev")), "cwd": os.getcwd(),
         "status": {l.split(":")[0]: l.split()[1] for l in open("/proc/self/status")
@@ -152,6 +152,14 @@ class BatchRun:
     def results(self, sid: str) -> dict:
         return json.loads((self.out / sid / "results.json").read_text())
 
+    def measured(self, sid: str) -> list[dict]:
+        """Each test as measured: for an attack flagged for reaching into the grader (it then scores
+        nothing), as its measurements found it before its points were withheld."""
+        result = self.results(sid)
+        found = (result["extra_data"].get("flagged") or {}).get("measured", {})
+        return [dict(t, status="passed" if found[t["name"]][0] else "failed", score=found[t["name"]][1])
+                if t["name"] in found else t for t in result["tests"]]
+
     def page(self, sid: str) -> str:
         return html.unescape((self.out / sid / "feedback.html").read_text())
 
@@ -242,15 +250,18 @@ def batch(request, tmp_path_factory) -> BatchRun:
 
 
 def test_the_batch_grades_everyone_and_every_attacker_keeps_full_marks(batch):
-    """Each attack achieves nothing, not even its own failure: full marks everywhere, the hidden problem
-    included (its score counts in grades.csv)."""
+    """Each attack achieves nothing, not even its own failure: full marks everywhere as measured, the
+    hidden problem included (its score counts in grades.csv); the attacks that reach into the grader
+    (frames, memory, programs that inherit the worker's descriptors, sockets) are flagged and score
+    nothing."""
     rows = {r["submission"]: r for r in csv.DictReader((batch.out / "grades.csv").open())}
     assert sorted(rows) == batch.ids
     for sid in batch.ids:
-        failed = [t["name"] for t in batch.results(sid)["tests"]
-                  if t["status"] != "passed" and t["max_score"]]
+        failed = [t["name"] for t in batch.measured(sid) if t["status"] != "passed" and t["max_score"]]
         assert not failed, (sid, failed, batch.page(sid)[-2000:])
-        assert float(rows[sid]["score"]) == float(rows[sid]["max_score"]), sid
+        flagged = "flagged" in batch.results(sid)["extra_data"]
+        assert flagged == (sid in REACHING), sid
+        assert float(rows[sid]["score"]) == (0 if flagged else float(rows[sid]["max_score"])), sid
     assert any(t["name"].startswith(HIDDEN) for t in batch.results("alice")["tests"])
 
 

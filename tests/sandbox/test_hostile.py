@@ -49,7 +49,17 @@ class BatchRun:
         return json.loads((self.out / sid / "results.json").read_text())
 
     def tests(self, sid: str) -> dict[str, dict]:
-        return {t["name"]: t for t in self.results(sid)["tests"]}
+        """Each check as measured: for a submission flagged for reaching into the grader (which then scores
+        nothing), as its measurements found it before its points were withheld (extra_data.flagged)."""
+        result = self.results(sid)
+        measured = (result["extra_data"].get("flagged") or {}).get("measured", {})
+        return {t["name"]: dict(t, status="passed" if measured[t["name"]][0] else "failed",
+                                score=measured[t["name"]][1]) if t["name"] in measured else t
+                for t in result["tests"]}
+
+    def score(self, sid: str) -> float:
+        """The total as measured (see tests)."""
+        return sum(t["score"] for t in self.tests(sid).values())
 
     def page(self, sid: str) -> str:
         return html.unescape((self.out / sid / "feedback.html").read_text())
@@ -155,10 +165,16 @@ def assert_full_marks(batch: BatchRun, sid: str, problems=PROBLEMS) -> None:
 
 
 def assert_scores_like(batch: BatchRun, sid: str, control: str) -> None:
-    """Tampering gains nothing: check for check, the same verdicts as the same Functions untampered."""
+    """Tampering gains nothing: check for check, the same verdicts as the same Functions untampered (as
+    measured, for a submission flagged for reaching into the grader: it scores nothing at all)."""
     mine, plain = batch.tests(sid), batch.tests(control)
     assert {n: t["status"] for n, t in mine.items()} == {n: t["status"] for n, t in plain.items()}
-    assert batch.results(sid)["score"] == batch.results(control)["score"]
+    assert batch.score(sid) == batch.score(control)
+
+
+# Hostile submissions that reach into the grader (its modules, the worker's descriptors): flagged, they score
+# nothing; what their measurements found is kept beside (tests/sandbox/test_forging.py has the takeovers).
+FLAGGED = {"background", "forge_pipe", "patch_autograder", "print_flood", "thread_patch", "write_output"}
 
 
 def left_running(batch: BatchRun) -> list[str]:
@@ -182,6 +198,13 @@ def test_right_submissions_keep_full_marks(batch):
         assert_full_marks(batch, sid)
         assert batch.results(sid)["score"] == batch.max_score() > 0
     assert batch.tests("alice") == batch.tests("alice-2")
+
+
+def test_submissions_that_reach_into_the_grader_are_flagged_and_score_nothing(batch):
+    """Are exactly the submissions that reach into the grader flagged, each scoring nothing?"""
+    flagged = {sid for sid in batch.submissions if "flagged" in batch.results(sid)["extra_data"]}
+    assert flagged == FLAGGED & set(batch.submissions)
+    assert all(batch.results(sid)["score"] == 0 for sid in flagged)
 
 
 def test_nothing_is_left_running(batch):
@@ -208,9 +231,10 @@ def test_hang_at_import_fails_every_problem_naming_the_timeout(batch):
 
 
 def test_ignoring_sigterm_does_not_keep_a_submission_alive(batch):
-    """Is a submission that ignores SIGTERM, SIGINT and SIGHUP and sleeps forever stopped all the same,
-    with the load timeout named?"""
-    assert_all_failed(batch, "sigterm", f"did not finish running cell 1 within {LOAD_SECONDS} s")
+    """Can a submission no longer ignore SIGTERM, SIGINT and SIGHUP (and then sleep forever)? Its cells run
+    apart from the worker's main thread, where alone a handler may be set: the first one raises."""
+    assert_all_failed(batch, "sigterm", "ValueError")
+    assert "signal only works in main thread" in batch.page("sigterm")
 
 
 def test_hang_in_one_backward_costs_only_that_part(batch):
@@ -227,8 +251,8 @@ def test_abort_in_one_backward_costs_only_that_part(batch):
 
 
 def test_segfault_in_one_backward_costs_only_that_part(batch):
-    """Does a segmentation fault (ctypes reading address 0) inside LinearFunction.backward fail
-    LinearFunction's checks of backward alone, naming SIGSEGV?"""
+    """Does a segmentation fault inside LinearFunction.backward fail LinearFunction's checks of backward
+    alone, naming SIGSEGV?"""
     assert_backward_failed(batch, "crash_segfault", "SIGSEGV", "LinearFunction")
     assert_full_marks(batch, "crash_segfault", problems=["KillHead", "MyReLU", "Exp"])
 
@@ -370,9 +394,13 @@ def test_lying_tensor_subclass_earns_nothing(batch):
 
 
 def test_forged_messages_at_import_earn_nothing_and_do_not_stop_the_batch(batch):
-    """Does a submission that writes forged grading messages (the reference's own numbers) and
-    unparsable lines into the grader's pipe at import score exactly what its wrong Functions score?"""
-    assert_scores_like(batch, "forge_pipe", "control_wrong")
+    """Does a submission that imports the grader's own code to compute the reference's numbers, to write
+    them as forged grading messages with unparsable lines into every pipe it holds at import, score
+    nothing, refused at its first import of the grader's code, the batch going on
+    (tests/sandbox/test_forging.py writes forged measurements that need no grader code)?"""
+    result = batch.results("forge_pipe")
+    assert "flagged" in result["extra_data"] and result["score"] == 0
+    assert "PermissionError" in batch.page("forge_pipe")
 
 
 def test_writing_into_the_output_folder_changes_nothing(batch):
@@ -389,8 +417,8 @@ def test_writing_into_the_output_folder_changes_nothing(batch):
     for folder in batch.out.iterdir():
         if folder.is_dir():
             assert sorted(p.name for p in folder.iterdir()) == ["feedback.html", "results.json"]
-            assert "forged" not in (folder / "results.json").read_text()
+            assert json.loads((folder / "results.json").read_text())["output"] != "forged"
     rows = {r["submission"]: r for r in csv.DictReader((batch.out / "grades.csv").open())}
     assert float(rows["alice"]["score"]) == batch.max_score()
-    assert float(rows["write_output"]["score"]) == batch.results("control_wrong")["score"]
+    assert float(rows["write_output"]["score"]) == 0  # flagged: it reaches for the grader's files
     assert [p.name for p in batch.cwd.iterdir()] == ["keep"] and not any((batch.cwd / "keep").iterdir())

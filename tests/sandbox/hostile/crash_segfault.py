@@ -1,5 +1,7 @@
-# Hostile: right everywhere, but LinearFunction.backward reads address 0 with ctypes (SIGSEGV).
-import ctypes
+# Hostile: right everywhere, but LinearFunction.backward dies of a segmentation fault (SIGSEGV, sent to
+# itself: reading memory through ctypes is refused in a worker, tests/sandbox/test_forging.py).
+import os
+import signal
 
 import torch
 from torch.autograd import Function
@@ -58,7 +60,7 @@ class LinearFunction(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        ctypes.string_at(0)
+        os.kill(os.getpid(), signal.SIGSEGV)
         input, weight, bias = ctx.saved_tensors
         grad_input = grad_weight = grad_bias = None
         if ctx.needs_input_grad[0]:

