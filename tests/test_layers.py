@@ -42,10 +42,10 @@ def _type_checking_only(node: ast.AST) -> bool:
         or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def imports(name: str, path: Path, known: set[str]) -> tuple[set[str], set[str]]:
+def imports(name: str, path: Path, known: set[str], run_only: bool = False) -> tuple[set[str], set[str]]:
     """The package's modules `name` imports: (at module level when it runs, anywhere: inside functions
-    and under `if TYPE_CHECKING:` too). `from a.b import c` is the module a.b.c when there is one, else
-    a.b."""
+    and under `if TYPE_CHECKING:` too, unless run_only: what may load, not what annotations name).
+    `from a.b import c` is the module a.b.c when there is one, else a.b."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
 
     def owner(dotted: str) -> str | None:
@@ -57,7 +57,7 @@ def imports(name: str, path: Path, known: set[str]) -> tuple[set[str], set[str]]
 
     def visit(node: ast.AST, module_level: bool) -> None:
         if _type_checking_only(node):
-            for child in node.body:
+            for child in node.body if not run_only else ():
                 visit(child, False)  # never run, but depended on
             for child in node.orelse:
                 visit(child, module_level)
@@ -85,12 +85,12 @@ def imports(name: str, path: Path, known: set[str]) -> tuple[set[str], set[str]]
     return top, anywhere
 
 
-def graph(files: dict[str, Path]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
-    """(module-level imports, all imports) of every module."""
+def graph(files: dict[str, Path], run_only: bool = False) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(module-level imports, all imports) of every module; run_only: without those for annotations."""
     known = set(files)
     top, anywhere = {}, {}
     for name, path in files.items():
-        top[name], anywhere[name] = imports(name, path, known)
+        top[name], anywhere[name] = imports(name, path, known, run_only)
     return top, anywhere
 
 
