@@ -48,7 +48,11 @@ print("members", len(members))
 
 # System V shared memory filled and detached segment by segment: it never counts as address space, only
 # the memory cgroup sees it (each worker has its own IPC namespace, so it goes with the worker).
-SHM_HOG = """
+# In a child process: ctypes is refused in the worker itself (sandbox/watch.py); the child shares its
+# cgroup, and the segments, in the worker's IPC namespace, outlive the child and stay charged to it.
+SHM_HOG = r'''
+import subprocess, sys
+HOG = """
 import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 libc.shmat.restype = ctypes.c_void_p
@@ -60,6 +64,9 @@ for _ in range(200):
     libc.shmdt(ctypes.c_void_p(address))
 print("not stopped")
 """
+print(subprocess.run([sys.executable, "-c", HOG], capture_output=True, text=True, check=False).stdout)
+x = bytearray(64 * 1024 * 1024)  # the worker's own allocation meets the cgroup the segments fill
+'''
 
 
 def _outcomes(cells_per_task: list[str], limits: Limits, container: bool = True) -> list:

@@ -4,7 +4,8 @@ protection the workers go without, and never with a traceback?
 
 The missing protection is simulated for the whole command (tests/sandbox/without/sitecustomize.py, read
 by every Python it starts). The submission graded is alice.py, which then prints what its worker had: its
-seccomp mode, and whether it could read a file outside its folder that Landlock keeps from it.
+seccomp mode, and whether it could read a file outside its folder that Landlock keeps from it. Reading
+/proc flags it (judge/reaching.py), so grading.toml accepts it, as an instructor would after reading why.
 """
 
 import csv
@@ -60,6 +61,8 @@ def grade(base, missing: str, *options: str) -> Graded:
     (folder / "probe.py").write_text(ALICE.read_text() + PROBE.format(secret=str(secret)))
     env = dict(os.environ, SIMULATE_WITHOUT=missing, PYTHONPATH=str(SIMULATION))
     out = base / "out"
+    out.mkdir()
+    (out / "grading.toml").write_text('[[accept]]\nstudent = "probe"\nreason = "reads /proc to report"\n')
     run = autograder("grade", "--assignment", "custom-functions", "--out", out, "--jobs", "1", *options,
                      folder, env=env)
     return Graded(run, out)
