@@ -37,7 +37,8 @@ from tests.sandbox.ordinary_user import NAME, ordinary_user, why_not
 pytestmark = pytest.mark.slow
 
 ATTACKS = ROOT / "tests" / "sandbox" / "hostile_container"
-REACHING = {"hidden_scan", "namespaces", "signal_others", "socket_snoop"}  # flagged (judge/reaching.py, sandbox/watch.py)
+# flagged (judge/reaching.py, sandbox/watch.py)
+REACHING = {"hidden_scan", "namespaces", "signal_others", "socket_snoop"}
 EXTRA = ROOT / "tests" / "sandbox" / "hostile_sandbox" / "secret_extra.py"  # hidden "Hidden linear"
 SECRETS = ("SECRET-SOCKET-5150", "SECRET-FILE-9931", "SECRET-DISK-4127", "SECRET-EXTRA-4242")
 HIDDEN = "Hidden linear"

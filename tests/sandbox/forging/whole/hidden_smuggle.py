@@ -1,7 +1,8 @@
 # Attack: what the hidden problem's inputs are, smuggled onto the student's page as the evidence of a
-# reach. Right Functions; LinearFunction, given the hidden case's 7 rows, opens a /proc path that names
-# its first input (built so that no string of the source names /proc). The reach is refused and flagged;
-# what was seen while a hidden problem was measured reaches the instructor only, never the page.
+# reach. Right Functions; LinearFunction, given the hidden case's 7 rows, opens a path under
+# /proc/self/fd that names its first input (built so that no string of the source names /proc). The reach
+# is refused and flagged; what was seen while a hidden problem was measured reaches the instructor only,
+# never the page.
 import torch
 from torch.autograd import Function
 
@@ -54,7 +55,7 @@ class LinearFunction(Function):
         ctx.save_for_backward(input, weight, bias)
         if input.shape[0] == 7:
             try:
-                open("/" + "proc" + f"/LEAK-{input[0, 0].item():.6f}").close()
+                open("/" + "proc" + f"/self/fd/LEAK-{input[0, 0].item():.6f}").close()
             except OSError:
                 pass
         output = input.mm(weight.t())
