@@ -14,8 +14,10 @@ tests/sandbox/hostile_network/, each attack at import followed by alice's right 
 Graded as root and as an ordinary user (tests/sandbox/ordinary_user.py), in a container and, where the
 machine refuses namespaces (tests/sandbox/no_user_namespaces.py: as root, a seccomp filter as Docker's,
 which is how Gradescope falls back too; as the user, no user namespace left), with --no-isolation; every
-batch runs under tests/sandbox/survivors.py. Every submission must keep full marks (the attacks earn
-nothing and cost their authors nothing), and no secret may reach any page. Nothing here measures time.
+batch runs under tests/sandbox/survivors.py. The attacks earn nothing: each is flagged for reaching into
+the grader (sockets, /proc: judge/reaching.py) and scores 0, while its measurements, read before its points
+were withheld, are full marks (the attack cost its Functions nothing); the honest copies keep full marks
+unflagged. No secret may reach any page. Nothing here measures time.
 """
 
 from __future__ import annotations
@@ -45,16 +47,25 @@ ABSTRACT = "SECRET-ABSTRACT-1618"  # in the abstract socket's name (likewise)
 COMMAND_LINE = "SECRET-CMDLINE-1414"  # in the grading account's program's command line
 TOKEN = "SECRET-ENV-1732"  # in its environment and the grader's
 MODES = ["root", "user", "root-no-isolation", "user-no-isolation"]
+REACHING = {"agent_thief", "net_tables", "proc_snoop"}  # flagged (judge/reaching.py, sandbox/watch.py)
 
 
 class Batch:
     def __init__(self, out: Path, ids: list[str], survivors: list[str], mode: str, port: int, victim: int):
         self.out, self.ids, self.survivors, self.mode = out, ids, survivors, mode
+        self.folder = out.parent / "class"
         self.port, self.victim = port, victim
         self.contained = contained(mode)
 
     def results(self, sid: str) -> dict:
         return json.loads((self.out / sid / "results.json").read_text())
+
+    def measured(self, sid: str) -> list[dict]:
+        """Each test as measured: for a flagged attack, before its points were withheld."""
+        result = self.results(sid)
+        found = (result["extra_data"].get("flagged") or {}).get("measured", {})
+        return [dict(t, status="passed" if found[t["name"]][0] else "failed", score=found[t["name"]][1])
+                if t["name"] in found else t for t in result["tests"]]
 
     def page(self, sid: str) -> str:
         return html.unescape((self.out / sid / "feedback.html").read_text())
@@ -151,27 +162,32 @@ def batch(request, tmp_path_factory) -> Batch:
     return Batch(base / "out", ids, survivors, mode, int(port), victim.pid)
 
 
-def test_everyone_keeps_full_marks(batch):
-    """The attacks earn nothing and cost nothing: every check passed, every score full."""
+def test_everyone_keeps_full_marks_as_measured_and_the_attacks_are_flagged(batch):
+    """The attacks earn nothing and cost their Functions nothing: every check passed as measured; the
+    attacks flagged with 0, the honest copies unflagged with full marks."""
     rows = {r["submission"]: r for r in csv.DictReader((batch.out / "grades.csv").open())}
     assert sorted(rows) == batch.ids
     for sid in batch.ids:
-        failed = [t["name"] for t in batch.results(sid)["tests"]
-                  if t["status"] != "passed" and t["max_score"]]
+        failed = [t["name"] for t in batch.measured(sid) if t["status"] != "passed" and t["max_score"]]
         assert not failed, (sid, failed, batch.page(sid)[-2000:])
-        assert float(rows[sid]["score"]) == float(rows[sid]["max_score"]) > 0, sid
+        flagged = "flagged" in batch.results(sid)["extra_data"]
+        assert flagged == (sid in REACHING), sid
+        full = float(rows[sid]["max_score"])
+        assert full > 0 and float(rows[sid]["score"]) == (0 if flagged else full), sid
     for sid in ("net_tables", "agent_thief", "proc_snoop"):
         assert "output truncated" not in batch.page(sid), sid  # nothing it found can hide past the cut
 
 
 def test_no_secret_reaches_any_page(batch):
     """Neither the servers' answer, nor the sockets' names, nor the TCP port as /proc/net/tcp writes it,
-    nor the tokens of the command line and the environments."""
+    nor the tokens of the command line and the environments. (agent_thief is told the socket's path and
+    name to try them: its flag may quote its own lines, so what its source holds is no leak.)"""
     port = f"0100007F:{batch.port:04X}"
     for sid in batch.ids:
         visible = batch.visible(sid)
+        source = (batch.folder / f"{sid}.py").read_text()
         for secret in (AGENT, SOCKET_NAME, ABSTRACT, COMMAND_LINE, TOKEN, port):
-            assert secret not in visible, (sid, secret)
+            assert secret in source or secret not in visible, (sid, secret)
 
 
 def test_no_socket_table_of_the_machine_is_read(batch):
@@ -196,12 +212,15 @@ def test_no_interface_of_the_machine_is_listed(batch):
 
 def test_no_server_of_the_grading_account_answers(batch):
     """The Unix socket by path and by abstract name, TCP on 127.0.0.1 and ::1: all refused (seccomp
-    refuses the socket itself), nothing inherited to connect through, no other family either."""
+    refuses the socket itself), no other family either; the one socket a worker holds is its channel to
+    the grader (sandbox/payload.py), and connecting it elsewhere is refused too."""
     page = batch.page("agent_thief")
     assert "CONNECTED" not in page and "MADE" not in page
-    assert "inherited sockets: []" in page
+    (inherited,) = batch.lines("agent_thief", "inherited sockets: ")
+    held = inherited.split("[", 1)[1].strip("]").split(", ") if not inherited.endswith("[]") else []
+    assert len(held) <= 1, inherited
     refused = batch.lines("agent_thief", "refused ")
-    assert len(refused) == 4 + 3 + 1, refused
+    assert len(refused) == 4 + len(held) + 3 + 1, refused
     assert all(line.endswith("PermissionError") for line in refused), refused
 
 
