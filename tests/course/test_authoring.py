@@ -246,8 +246,8 @@ def test_example_goes_from_file_to_gradescope_archive(tmp_path):
     result = json.loads((out / "authoring_solution" / "results.json").read_text())
     assert result["score"] == total and all(t["status"] == "passed" for t in result["tests"])
     assert (out / "grades.csv").read_text() == (
-        "submission,score,max_score,Gather,RoundSTE,SmoothMax,graded,adjustments,late_penalty,late\n"
-        f"authoring_solution,{total:g},{total:g},{','.join(f'{p:g}' for p in each)},{total:g},0,0,\n")
+        "submission,score,max_score,Gather,RoundSTE,SmoothMax,graded,adjustments,late_penalty,late,flagged\n"
+        f"authoring_solution,{total:g},{total:g},{','.join(f'{p:g}' for p in each)},{total:g},0,0,,\n")
     archive = tmp_path / "indexing.zip"
     assert f"for indexing (3 problems, {total:g} points, 0 hidden check(s)" in autograder(
         "gradescope", "--assignment", "indexing", "--extra", EXAMPLE, "--out", archive).stdout

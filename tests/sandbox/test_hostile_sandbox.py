@@ -33,7 +33,8 @@ pytestmark = [pytest.mark.slow,
 HOSTILE = ROOT / "tests" / "sandbox" / "hostile_sandbox"
 PROBLEMS = ["KillHead", "MyReLU", "Exp", "LinearFunction"]
 MARKER = "SECRET-ALICE-7731"
-BUSY = "import time\nimport torch\n\nstart = time.process_time()\nwhile time.process_time() - start < 3:\n" \
+# 1 s of CPU within the 20 s load deadline, whatever else the machine runs (CI shares it): a 20-fold margin
+BUSY = "import time\nimport torch\n\nstart = time.process_time()\nwhile time.process_time() - start < 1:\n" \
        "    torch.randn(64, 64) @ torch.randn(64, 64)\n"
 
 
@@ -87,7 +88,7 @@ def test_every_submission_is_graded(batch):
 
 
 def test_honest_submissions_keep_full_marks(batch):
-    """alice twice, and busy.py, which computes for 3 s of CPU while sixty spinners and the other hazards
+    """alice twice, and busy.py, which computes for 1 s of CPU while sixty spinners and the other hazards
     run."""
     for sid in ("alice", "alice_again", "busy"):
         for name, test in checks_of(batch, sid).items():
