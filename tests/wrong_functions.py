@@ -2161,6 +2161,12 @@ ISSUE32 = [
     ("LayerNorm", L_LN.format(backward="rstd * (g - g.mean(-1, keepdim=True)) - normalised * (g * normalised)"
                                        ".mean(-1, keepdim=True), None"),
      "gradient", "is not multiplied by rstd: rstd multiplies every term"),
+    ("LayerNorm", L_LN.format(backward="rstd * (g - g.mean(-1, keepdim=True) - (g * normalised).mean(-1, "
+                                       "keepdim=True)), None"),
+     "gradient", "the variance term lacks its factor normalised"),
+    ("LayerNorm", L_LN.format(backward="rstd * (g - g.mean(-1, keepdim=True) - normalised * g.mean(-1, "
+                                       "keepdim=True)), None"),
+     "gradient", "the variance term takes the mean of grad_output where the mean of grad_output *"),
     ("BatchNorm", batch_norm(backward="(grad_out - g_mean) / denom - " + BN_SIGMA_PATH), "gradient",
      "the term of the path through the standard deviation has the wrong sign"),
     ("BatchNorm", batch_norm(backward="(grad_out - g_mean) + " + BN_SIGMA_PATH), "gradient",

@@ -1,6 +1,7 @@
 """Causes of a wrong elementwise derivative read from where it goes wrong and what it equals: right for
 positive inputs only (an .abs() or a sign missing for negative ones, or the input's sign where a mask
-belongs), or the second derivative where the first belongs (differentiated once too often). causes.py tries these after its own."""
+belongs), or the second derivative where the first belongs (differentiated once too often). causes.py
+tries these after its own."""
 
 from __future__ import annotations
 

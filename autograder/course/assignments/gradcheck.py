@@ -107,6 +107,16 @@ def _summed(input, eps=1e-5):
     return centred * _scaled(((centred ** 2).mean(-1, keepdim=True) + eps).rsqrt(), n)
 
 
+def _variance_term(input, eps, term):
+    """layer norm's values, with the right gradient's variance term, rstd * normalised * (grad_output *
+    normalised).mean(-1), replaced by the one whose function of the input `term` gives (detached but
+    for the input it is linear in)."""
+    kept = _normalised(_centred(input), eps, detach_rstd=True)  # rstd * (grad_output - its mean)
+    rstd, normalised = _rstd(input, eps).detach(), _normalised(_centred(input), eps).detach()
+    wrong = term(input, rstd, normalised)
+    return kept + wrong - wrong.detach()
+
+
 LAYERNORM_MISTAKES = (
     Mistake("the mean is taken over dimension 0, across the rows: layer norm takes both statistics over the "
             "last dimension, input.mean(-1, keepdim=True).",
@@ -135,6 +145,15 @@ LAYERNORM_MISTAKES = (
             "normalised * (grad_output * normalised).mean(-1, keepdim=True)).",
             backward=lambda input, eps=1e-5: _centred(input) * _scaled(_rstd(input, eps),
                                                                       1 / _rstd(input, eps).detach())),
+    Mistake("the variance term lacks its factor normalised: it is rstd * normalised * (grad_output * "
+            "normalised).mean(-1, keepdim=True), one value per row times normalised, entry by entry.",
+            backward=lambda input, eps=1e-5: _variance_term(
+                input, eps, lambda x, rstd, n: -rstd * n * x.mean(-1, keepdim=True))),
+    Mistake("the variance term takes the mean of grad_output where the mean of grad_output * normalised "
+            "belongs: it is rstd * normalised * (grad_output * normalised).mean(-1, keepdim=True), not "
+            "normalised * grad_output.mean(-1).",
+            backward=lambda input, eps=1e-5: _variance_term(
+                input, eps, lambda x, rstd, n: -rstd * (n * x).mean(-1, keepdim=True))),
     Mistake("backward sums over the last dimension where the derivative takes means: "
             "grad_output.mean(-1, keepdim=True) and (grad_output * normalised).mean(-1, keepdim=True), "
             "not .sum(), as the mean and the variance are means of the row.", backward=_summed),
