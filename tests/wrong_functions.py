@@ -1214,7 +1214,7 @@ LEARNER2 = [
     ("LogSumExp", LOGSUMEXP.format(forward="m = input.amax(dim=-1)\n"
                                            "        result = m + (input - m).exp().sum(-1).log()",
                                    backward=LSE_GRAD),
-     "forward", "keep the reduced dimensions (keepdim=True)"),
+     "forward", "keep the reduced dimensions where it is computed (keepdim=True)"),
     ("LogSumExp", L_LSE.format(backward="return grad_output.unsqueeze(-1) * torch.log_softmax(input, -1)"),
      "gradient", "the weights of grad_output are torch.log_softmax(input, -1), the log of the softmax"),
     # LayerNorm: sums for means, rstd forgotten, keepdim forgotten in backward, no centring
