@@ -48,11 +48,11 @@ class Report:
         return sum(r.score for r in self.results)
 
     def _repr_html_(self) -> str:
-        from autograder.report.pages import checks_table_html, passing_html
+        from autograder.report.pages import PASSING, checks_table_html, passing_html
 
         if self._summary:
             return passing_html(self.problem, self.results, self.called or self.problem)
-        verdict = "all checks pass" if self.passed else "some checks fail"
+        verdict = PASSING if self.passed else "some checks fail"
         return checks_table_html(self.results, title=f"check({self.problem}): {verdict}")
 
     def __repr__(self) -> str:

@@ -280,7 +280,7 @@ CASES = [
     ("ScipyConv2dFunction", SCIPY_CONV.format(grad_input="correlate2d(grad_output.numpy(), filter.numpy(), "
                                                          "mode='full')",
                                               grad_filter=CONV_GRAD_FILTER),
-     "gradient", "The gradient with respect to input differs"),
+     "gradient", "cross-correlates grad_output with the filter as it is"),
 ]
 
 
@@ -1031,7 +1031,7 @@ LEARNER = [
      "gradcheck", "write expx, expnegx = ctx.saved_tensors."),
     ("BatchNorm", batch_norm(denominator="(sqrt_var + eps)").replace("(X - unsqueeze_all(mean))",
                                                                      "(X - mean)"),
-     "forward", "keep the reduced dimensions (keepdim=True) or put them back"),
+     "forward", "keep the reduced dimensions where it is computed (keepdim=True) or put them back"),
     ("BatchNorm", batch_norm().replace("N = X.numel() // X.size(1)", "N = X.size(0)"),
      "gradient", "an inf comes from a division by zero"),
     ("Tanh", TANH_MODERN.replace(L_TANH_SAVED, "ctx.save_for_backward(inputs[0])\n"
@@ -1171,7 +1171,8 @@ LEARNER2 = [
                       "grad. When backward is differentiated again")),
     ("Exp", EXP.format(forward="result = torch.exp(x)\n        ctx.save_for_backward(result.detach())\n"
                                "        return result", backward=L_EXP_BACKWARD),
-     "gradgradcheck", "backward computes with a detached copy of a tensor"),
+     "gradgradcheck", ("backward computes with the 1st tensor passed to save_for_backward, a detached copy "
+                       "of forward's output")),
     # LinearFunction: weight's gradient transposed or multiplied the wrong way, bias summed over all,
     # the flags shifted by one
     ("LinearFunction", LINEAR.format(body=L_LINEAR.replace("grad_output.t().mm(input)",
@@ -1213,7 +1214,7 @@ LEARNER2 = [
     ("LogSumExp", LOGSUMEXP.format(forward="m = input.amax(dim=-1)\n"
                                            "        result = m + (input - m).exp().sum(-1).log()",
                                    backward=LSE_GRAD),
-     "forward", "keep the reduced dimensions (keepdim=True)"),
+     "forward", "keep the reduced dimensions where it is computed (keepdim=True)"),
     ("LogSumExp", L_LSE.format(backward="return grad_output.unsqueeze(-1) * torch.log_softmax(input, -1)"),
      "gradient", "the weights of grad_output are torch.log_softmax(input, -1), the log of the softmax"),
     # LayerNorm: sums for means, rstd forgotten, keepdim forgotten in backward, no centring
@@ -2118,3 +2119,68 @@ LEARNER3_RIGHT += [
 ]
 
 RIGHT += LEARNER3_RIGHT
+
+
+# -- issue 32: sentences that sent the learner the wrong way, and gradients told only by where -------------
+# Each wrong one fails its check with its real cause; NEVER holds the misleading sentence it once got.
+
+SINH_DETACHED = SINH.format(body="return grad_out * (expx + expnegx) / 2 + grad_out_exp * expx - "
+                                 "grad_out_negexp * expnegx").replace(
+    "ctx.save_for_backward(expx, expnegx)", "ctx.save_for_backward(expx.detach(), expnegx.detach())")
+SINH_ONE_DETACHED = SINH_DETACHED.replace("expnegx.detach())", "expnegx)")
+# the mean kept without its dimensions for backward, where `X - mean` lines it up with the last one
+BATCHNORM_FLAT_MEAN = BATCHNORM_KEEPDIM.format(dims="(0, 2, 3)").replace(
+    "var, mean = torch.var_mean(X, dim=(0, 2, 3), correction=1, keepdim=True)",
+    "var, mean = torch.var_mean(X, dim=(0, 2, 3), correction=1)\n        var = var[None, :, None, None]"
+).replace("return (X - mean) / (std + eps)", "return (X - mean[None, :, None, None]) / (std + eps)")
+BATCHNORM_FLAT_MEAN_FORWARD = BATCHNORM_KEEPDIM.format(dims="(0, 2, 3)").replace(
+    "var, mean = torch.var_mean(X, dim=(0, 2, 3), correction=1, keepdim=True)",
+    "var, mean = torch.var_mean(X, dim=(0, 2, 3), correction=1)\n        var = var[None, :, None, None]")
+RELU_TIMES_SIGN = MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED +
+                                "return grad_output * torch.sign(input)")
+LN_BOTH_PATHS = L_LN.format(backward="g * rstd, None")
+
+ISSUE32 = [
+    ("Sinh", SINH_DETACHED, "gradgradcheck",
+     "a detached copy of output 1 of Sinh.forward (.detach() gives the same values without autograd"),
+    ("Sinh", SINH_ONE_DETACHED, "gradgradcheck",
+     "Drop the .detach(): pass output 1 of Sinh.forward itself to save_for_backward."),
+    ("BatchNorm", BATCHNORM_FLAT_MEAN, "gradient",
+     "`centred, denom = X - mean, std + ctx.eps` (in backward) combines tensors whose shapes do not"),
+    ("BatchNorm", BATCHNORM_FLAT_MEAN_FORWARD, "forward",
+     "`return (X - mean) / (std + eps)` (in forward) combines tensors whose shapes do not broadcast"),
+    ("MyReLU", RELU_TIMES_SIGN, "gradient",
+     ("is grad_output times input.sign(): the sign is the mistake. torch.sign(input) is -1 where input is "
+      "negative, where the derivative is 0")),
+    # gradients once told only by where they go wrong, while gradcheck pointed at them for the cause
+    ("LayerNorm", LN_BOTH_PATHS, "gradient",
+     "both the path through the mean and the one through the variance are left out"),
+    ("LayerNorm", L_LN.format(backward="rstd * (g - g.mean(-1, keepdim=True) + normalised * (g * normalised)"
+                                       ".mean(-1, keepdim=True)), None"),
+     "gradient", "the term of the variance path has the wrong sign"),
+    ("LayerNorm", L_LN.format(backward="rstd * (g - g.mean(-1, keepdim=True)) - normalised * (g * normalised)"
+                                       ".mean(-1, keepdim=True), None"),
+     "gradient", "is not multiplied by rstd: rstd multiplies every term"),
+    ("LayerNorm", L_LN.format(backward="rstd * (g - g.mean(-1, keepdim=True) - (g * normalised).mean(-1, "
+                                       "keepdim=True)), None"),
+     "gradient", "the variance term lacks its factor normalised"),
+    ("LayerNorm", L_LN.format(backward="rstd * (g - g.mean(-1, keepdim=True) - normalised * g.mean(-1, "
+                                       "keepdim=True)), None"),
+     "gradient", "the variance term takes the mean of grad_output where the mean of grad_output *"),
+    ("BatchNorm", batch_norm(backward="(grad_out - g_mean) / denom - " + BN_SIGMA_PATH), "gradient",
+     "the term of the path through the standard deviation has the wrong sign"),
+    ("BatchNorm", batch_norm(backward="(grad_out - g_mean) + " + BN_SIGMA_PATH), "gradient",
+     "grad_out - its mean is not divided by sigma + eps"),
+    ("LogSumExp", L_LSE.format(backward="return grad_output.unsqueeze(-1) * torch.exp(result.unsqueeze(-1) - "
+                                        "input)"),
+     "gradient", "the weights of grad_output are exp(result - input), one over the softmax"),
+]
+CASES += ISSUE32
+
+NEVER += [
+    (SINH_DETACHED, "Sinh", "extra output of forward"),
+    (SINH_ONE_DETACHED, "Sinh", "extra output of forward"),
+    (BATCHNORM_FLAT_MEAN, "BatchNorm", "the reduction is backward's own"),
+    (RELU_TIMES_SIGN, "MyReLU", "is an .abs() or a sign missing"),
+    (LN_BOTH_PATHS, "LayerNorm", "where it goes wrong is shown under gradient"),
+]

@@ -87,8 +87,8 @@ def summary(assignment, files: list[Graded], chosen: list, source: dict[str, str
     hidden = sum(r.max_score for r in chosen if r.hidden)
     total = (f"{assignment.name}: {sum(r.score for r in shown):g} / {sum(r.max_score for r in shown):g} "
              f"points")
-    blocks.append(("p", total + (f" on the tests shown here; {hidden:g} more points are in tests you will "
-                                 f"see after the deadline." if hidden else ".")))
+    blocks.append(("p", total + (f" on the tests shown here; {hidden:g} more points are in hidden tests, "
+                                 f"graded but not shown here." if hidden else ".")))
     if about:
         blocks.append(("list", list(about)))
     for f in files:

@@ -116,6 +116,16 @@ def difference_cause(actual: torch.Tensor, expected: torch.Tensor, shape: tuple[
     return f"{what} differs from the right one everywhere (largest difference {worst:.3g})."
 
 
+_ONLY_WHERE = re.compile(r"(?:is wrong (?:in|at) .+|differs from the right one everywhere) "
+                         r"\(largest difference [^()]*\)\.$|differs from the right one\.$")
+
+
+def only_where(message: str) -> bool:
+    """Whether a message ends in difference_cause's sentence of where a result is wrong with nothing
+    after it: a place, no cause (the check that says it has found none)."""
+    return bool(_ONLY_WHERE.search(message.strip()))
+
+
 def swap_cause(actual: list[torch.Tensor], expected: list[torch.Tensor], names: list[str]) -> str | None:
     """Gradients returned in the wrong order: the one for input a is the right one for input b."""
     for a in range(len(actual)):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from autograder.judge.diagnose import difference_cause, float32_rounding
+from autograder.judge.diagnose import difference_cause, float32_rounding, only_where
 from autograder.judge.errors import error_cause
 from autograder.judge.findings import Finding, fail, shaped_panels, torch_words
 from autograder.judge.judging import telling_first
@@ -56,8 +56,11 @@ def judge_gradcheck(view: Judging) -> Finding | None:
                                              f"the gradient with respect to {name}")]
                     break
         if said and "gradient" in view.failed and not _float32_forward(case) and _forward_right(case):
-            said = ("backward does not compute the derivative of forward: finite differences of your forward "
-                    "disagree with it, as the reference does (the cause is told under gradient).")
+            # gradient's sentence names the cause, or at least where backward goes wrong: never claimed
+            told = "where it goes wrong is shown" if only_where(view.failed["gradient"][0]) else \
+                "the cause is told"
+            said = (f"backward does not compute the derivative of forward: finite differences of your "
+                    f"forward disagree with it, as the reference does ({told} under gradient).")
             figures = []  # gradient's picture already shows the same difference
         if not said:
             for analytical, numerical in projections.gradcheck_pairs(vjps, fd, d):

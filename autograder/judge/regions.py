@@ -1,6 +1,7 @@
 """Causes of a wrong elementwise derivative read from where it goes wrong and what it equals: right for
-positive inputs only (an .abs() or a sign missing for negative ones), or the second derivative where the
-first belongs (differentiated once too often). causes.py tries these after its own."""
+positive inputs only (an .abs() or a sign missing for negative ones, or the input's sign where a mask
+belongs), or the second derivative where the first belongs (differentiated once too often). causes.py
+tries these after its own."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ def region_cause(view: Judging, case: CaseView, k: int, ds: torch.Tensor, dr: to
     if x.shape != ds.shape:
         return None
     wrong = ~torch.isclose(ds, dr, rtol=RTOL, atol=1e-10)
+    said = _sign_too_many(view, case, k, ds, dr, x, what)
+    if said:
+        return said
     for sign, side, other in ((x < 0, "negative", "positive"), (x > 0, "positive", "negative")):
         if bool(wrong.any()) and bool((wrong == sign).all()):
             return (f"{what} is right wherever {name} is {other} and wrong wherever it is {side}: the "
@@ -39,6 +43,23 @@ def region_cause(view: Judging, case: CaseView, k: int, ds: torch.Tensor, dr: to
         return (f"{what} is the second derivative of {view.lookup} (the derivative of its derivative): the "
                 f"derivative is taken once too often{derivative_bracket(view)}.")
     return None
+
+
+def _sign_too_many(view: Judging, case: CaseView, k: int, ds: torch.Tensor, dr: torch.Tensor, x: torch.Tensor,
+                   what: str) -> str | None:
+    """The derivative written as the input's sign (grad_output * torch.sign(input) for ReLU): right where
+    the input is positive, -1 where it is negative. The sign is the mistake there, not a missing one."""
+    negative = x < 0
+    if not bool(negative.any()) or not close(ds, x.sign(), RTOL, 1e-10) or close(dr, x.sign(), RTOL, 1e-10):
+        return None
+    name, g = case.tensor_names[k], view.grad_output
+    there = dr[negative]
+    value = "0" if bool((there == 0).all()) else "not -1"
+    mask = bool((there == 0).all()) and close(dr[x > 0], torch.ones_like(dr[x > 0]), RTOL, 1e-10)
+    fix = (f": multiply {g} by a mask that is 0 there, such as ({name} > 0), or {name}.sign().clamp(min=0)"
+           if mask else f": multiply {g} by the derivative{derivative_bracket(view)}")
+    return (f"{what} is {g} times {name}.sign(): the sign is the mistake. torch.sign({name}) is -1 where "
+            f"{name} is negative, where the derivative is {value}{fix}.")
 
 
 def _second_derivative(view: Judging, case: CaseView, k: int) -> torch.Tensor | None:

@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from autograder.judge.causes import blind_cause, partial_cause, second_cause
+from autograder.judge.causes import second_cause
 from autograder.judge.diagnose import float32_rounding
 from autograder.judge.errors import error_cause
 from autograder.judge.findings import Figure, Finding, fail, graph_figures, shaped_panels, torch_words
+from autograder.judge.history import blind_cause, partial_cause
 from autograder.judge.judging import telling_first
 from autograder.judge.reference import reference_vjps
 from autograder.judge.untrusted import float64, lists

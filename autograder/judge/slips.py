@@ -96,29 +96,35 @@ def _setup_context_arguments(message: str, kind: str, error: StudentError, view:
 def _broadcast(message: str, kind: str, error: StudentError, view: Judging, case: CaseView) -> str | None:
     match = re.search(r"The size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\) at "
                       r"non-singleton dimension (\d+)", message)
+    if not match or error.raised_in not in ("forward", "backward"):
+        return None
     kept = bool(case.shapes) and tuple(case.out_shape) == tuple(case.shapes[0])
-    if match and error.raised_in == "backward" and kept:
-        g = view.grad_output
-        return (f"backward combines tensors whose shapes do not broadcast (sizes {match[1]} and {match[2]} "
-                f"in dimension {match[3]}). {g} has the input's shape here (forward reduces nothing "
-                f"away), so the reduction is backward's own: a .mean() or .sum() over a dimension drops "
-                f"it unless keepdim=True, and then no longer lines up with {g}. Write "
-                f"{_keepdim(_code(error), g)}.")
-    if not match or error.raised_in != "forward":
-        return None  # in backward, diagnose's sentence: grad_output has lost the reduced dimension
-    return (f"forward combines tensors whose shapes do not broadcast (sizes {match[1]} and {match[2]} in "
-            f"dimension {match[3]}). Broadcasting lines shapes up from the last dimension, so a statistic "
-            f"reduced over some dimensions (a mean per channel, of shape [C]) meets the input's last "
-            f"dimension, not its own: keep the reduced dimensions (keepdim=True) or put them back "
-            f"(mean[None, :, None, None]) before combining it with the input.")
+    code, g = _code(error), view.grad_output
+    line = f"`{code}`" if code else "a line"
+    where = error.frames[-1].name if error.frames and error.frames[-1].name else error.raised_in
+    sizes = f"sizes {match[1]} and {match[2]} in dimension {match[3]}"
+    reduced = _keepdim(code)
+    if error.raised_in == "backward" and kept and reduced:
+        return (f"{line} (in {where}) combines tensors whose shapes do not broadcast ({sizes}). {g} has the "
+                f"input's shape here (forward reduces nothing away), so the reduction is backward's own: a "
+                f".mean() or .sum() over a dimension drops it unless keepdim=True, and then no longer lines "
+                f"up with {g}. Write {reduced[1]}.")
+    if error.raised_in == "backward" and not kept:
+        return None  # diagnose's sentence: grad_output has lost the reduced dimension
+    return (f"{line} (in {where}) combines tensors whose shapes do not broadcast ({sizes}). Broadcasting "
+            f"lines shapes up from the last dimension, so a statistic reduced over some dimensions (a mean "
+            f"per channel, of shape [C]) meets the input's last dimension, not its own: keep the reduced "
+            f"dimensions where it is computed (keepdim=True) or put them back (.unsqueeze(dim), or "
+            f"mean[None, :, None, None] for a mean per channel) before combining it with the input.")
 
 
-def _keepdim(code: str, g: str) -> str:
-    """The learner's reduction without keepdim, written with it (g.mean(-1) -> g.mean(-1, keepdim=True))."""
+def _keepdim(code: str) -> tuple[str, str] | None:
+    """A reduction without keepdim in the learner's line, as written and with keepdim (g.mean(-1) ->
+    g.mean(-1, keepdim=True))."""
     for found in re.finditer(r"([\w.]+(?:\([^()]*\))?)\.(mean|sum|amax|amin)\(([^()]*)\)", code):
         if found[3] and "keepdim" not in found[3]:
-            return f"{found[1]}.{found[2]}({found[3]}, keepdim=True)"
-    return f"{g}.mean(-1, keepdim=True) (with your dimension)"
+            return found[0], f"{found[1]}.{found[2]}({found[3]}, keepdim=True)"
+    return None
 
 
 def first_line(message: str) -> str:

@@ -87,19 +87,21 @@ class Output(Plain):
 class Kept(Plain):
     """A tensor forward kept for backward (forward._kind_of): its kind ("input", "output", "detached",
     "intermediate", "other"), the input it is (`index`), the attribute of ctx it was kept as (`attr`, for
-    ctx.x = x) and, for a detached copy of the output, `of`."""
+    ctx.x = x) and, for a detached copy of an output, `of` and which output it is (`output`, after the first
+    of a Function with several)."""
 
     kind: str = ""
     index: int | None = None
     attr: str | None = None
     of: str | None = None
+    output: int | None = None
 
     @classmethod
     def from_plain(cls, data: Any) -> Kept | None:
         if not isinstance(data, dict):
             return None
         return cls(text(data.get("kind")) or "", index(data.get("index")), text(data.get("attr")),
-                   text(data.get("of")))
+                   text(data.get("of")), index(data.get("output")))
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from autograder.measure.calls import call, error_data
+from autograder.measure.calls import apply, call, error_data
 from autograder.measure.captured import UNKNOWN, T
 from autograder.measure.encoding import as_plain, decode_args, differentiable, is_tensor, plain, positional
 
@@ -97,9 +97,10 @@ def _node_of(t: torch.Tensor) -> Any:
     return node
 
 
-def _kind_of(t: Any, args: list[Any], node: Any, out: Any = None) -> dict:
+def _kind_of(t: Any, args: list[Any], node: Any, out: Any = None, others: tuple = ()) -> dict:
     """What a tensor kept by forward is: one of its inputs, one of its outputs, or computed inside forward
-    (an intermediate, or a detached copy of an input or of the output)."""
+    (an intermediate, or a detached copy of an input or of an output: `others` are the outputs after the
+    first of a Function with several)."""
     for k, a in enumerate(args):
         if t is a:
             return {"kind": "input", "index": k}
@@ -112,6 +113,9 @@ def _kind_of(t: Any, args: list[Any], node: Any, out: Any = None) -> dict:
                 return {"kind": "detached", "index": k}
         if out is not None and v.data_ptr() == as_plain(out).data_ptr() and v.data_ptr() != 0:
             return {"kind": "detached", "of": "output"}
+        for j, o in enumerate(others, 1):
+            if is_tensor(o) and v.data_ptr() == as_plain(o).data_ptr() and v.data_ptr() != 0:
+                return {"kind": "detached", "of": "output", "output": j}
         if v.grad_fn is not None or v.requires_grad:
             return {"kind": "other"}
     return {"kind": "intermediate"}
@@ -160,9 +164,30 @@ def forward_case(problem, obj, encoded: list[Any]) -> dict:
     case["output"] = {"type": "Tensor", **plain(out), "has_grad_fn": out.grad_fn is not None}
     node = _node_of(out)
     case["saved"] = [_kind_of(t, args, node, out) for t in log.tensors[:20]]
+    if problem.all_outputs and any(s["kind"] == "intermediate" for s in case["saved"]):
+        case["saved"] = _against_every_output(node, encoded) or case["saved"]
     case["ctx_tensors"] = (_ctx_tensors(node, args, out) if node is not None and _is_function_node(node)
                            else [])
     return case
+
+
+def _against_every_output(node: Any, encoded: list[Any]) -> list[dict] | None:
+    """What each saved tensor is, for a Function with several outputs of which the graded callable returns
+    the first (sinh: Sinh.apply(x)[0]): the Function applied again, so that a detached copy of a later
+    output (Sinh saving expx.detach(), expx its output 1) is told as one, not as an intermediate."""
+    cls = getattr(T.type(node), "_forward_cls", None)
+    if not (T.isinstance(cls, type) and T.issubclass(cls, T.Function)):
+        return None
+    args = decode_args(encoded)
+    try:
+        with _SavedLog() as log:
+            outputs = apply(cls, list(args))
+    except BaseException:  # noqa: BLE001 - the first call's measurements hold any failure
+        return None
+    if not T.isinstance(outputs, tuple) or not outputs or not is_tensor(outputs[0]):
+        return None
+    first = as_plain(outputs[0])
+    return [_kind_of(t, args, _node_of(first), first, outputs[1:]) for t in log.tensors[:20]]
 
 
 def _is_function_node(node: Any) -> bool:

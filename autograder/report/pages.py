@@ -95,17 +95,21 @@ def passing_notes(results: list[CheckResult]) -> list[tuple[str, str]]:
     return [(r.check, r.message) for r in results if r.passed and r.message]
 
 
+PASSING = "all checks of this notebook pass"  # check()'s title when every check it runs passes
+
+
 def passing_text(problem: str, results: list[CheckResult], called: str) -> str:
     """check()'s verdict on a Function that passes every check: one line, and the notes; no row per check
-    and no count, so that it reads the same when the grader gains a check."""
-    lines = [f"check({problem}): all checks pass: full marks",
+    and no count, so that it reads the same when the grader gains a check. It promises no marks: the
+    instructor may grade with hidden checks that the notebook never runs."""
+    lines = [f"check({problem}): {PASSING}",
              *(f"  {check}: {note}" for check, note in passing_notes(results)),
              f"(check({called}, table=True) lists each check.)"]
     return "\n".join(lines)
 
 
 def passing_html(problem: str, results: list[CheckResult], called: str) -> str:
-    return templates().get_template("passing.html.j2").render(problem=problem, called=called,
+    return templates().get_template("passing.html.j2").render(problem=problem, called=called, verdict=PASSING,
                                                               notes=passing_notes(results))
 
 

@@ -462,7 +462,8 @@ def test_the_summary_states_hidden_points_files_not_graded_and_skipped_cells():
     about = ["Graded: my_solution.ipynb.", "02-custom-functions.ipynb: not graded: it defines 0 of the 4 ..."]
     settings = Settings("custom-functions", output_format="text")
     output = results_document(assignment, [graded], settings, 1.0, about)["output"]
-    hidden = "custom-functions: 5 / 5 points on the tests shown here; 11 more points are in tests you"
+    hidden = ("custom-functions: 5 / 5 points on the tests shown here; 11 more points are in hidden tests, "
+              "graded but not shown here.")
     assert hidden in output
     assert all(line in output for line in about)
     assert "my_solution.ipynb: Cell 92 (code cell 42), which starts with `import os`, exited" in output

@@ -64,7 +64,7 @@ def test_a_new_check_leaves_a_passing_functions_output_as_it_was(restore_checks)
     after = run_check("KillHead", right)
     assert after.passed and "deterministic" in by_check(after)
     assert repr(after) == repr(before) and after._repr_html_() == before._repr_html_()
-    assert repr(after).startswith("check(KillHead): all checks pass: full marks")
+    assert repr(after).startswith("check(KillHead): all checks of this notebook pass")
     assert "gradcheck" not in repr(after) and "gradcheck" not in after._repr_html_()
     after.table = True
     assert "KillHead: deterministic" in repr(after) and "deterministic" in after._repr_html_()

@@ -12,6 +12,7 @@ import pytest
 
 from autograder import check
 from autograder.course.assignments.registry import find_problem, load
+from autograder.judge.diagnose import only_where
 from tests.conftest import ROOT
 from tests.wrong_functions import (
     CASES,
@@ -52,12 +53,16 @@ def by_check(report) -> dict:
 @pytest.mark.parametrize(("problem", "source", "failing", "phrase"), CASES,
                          ids=[f"{c[0]}-{c[2]}-{c[3][:30]}" for c in CASES])
 def test_mistake_is_diagnosed(problem, source, failing, phrase):
-    """Does the mistake cost points, failing the expected check with a diagnosis that names it?"""
+    """Does the mistake cost points, failing the expected check with a diagnosis that names it, and where
+    gradcheck leaves the cause to gradient, does gradient name one (not only where it goes wrong)?"""
     report = run_check(problem, source)
     checks = by_check(report)
     assert not checks[failing].passed, report
     assert phrase in checks[failing].message, checks[failing].message
     assert report.score < sum(r.max_score for r in report.results)
+    deferring = checks.get("gradcheck")
+    if deferring is not None and "as the reference does" in deferring.message:  # gradcheck points at gradient
+        assert not only_where(checks["gradient"].message), ("gradient tells only where", checks["gradient"])
 
 
 @pytest.mark.parametrize(("problem", "source"), RIGHT, ids=[f"{r[0]}-{i}" for i, r in enumerate(RIGHT)])

@@ -40,10 +40,10 @@ def test_the_score_states_the_hidden_points_and_the_title_is_the_students_name()
     page = feedback_page("Grace Hopper", "custom-functions", results(), [], "")
     assert "<title>custom-functions: feedback for Grace Hopper</title>" in page
     assert ("Score: 2 / 11 on the checks shown here . The assignment is out of 22: 11 more points are in "
-            "tests you will see after the deadline") in text(page)
+            "hidden tests, graded but not shown here, so this is not your final score") in text(page)
     assert "Hidden" not in text(page)
     without = text(feedback_page("x", "custom-functions", results()[:-1], [], ""))
-    assert "Score: 2 / 11 ." in without and "after the deadline" not in without
+    assert "Score: 2 / 11 ." in without and "hidden tests" not in without
 
 
 def test_the_page_says_which_file_was_graded_and_which_were_not():

@@ -46,6 +46,23 @@ def _std_over_n(X):
     return std + squares - squares.detach()
 
 
+def _sigma_path_negated(X, eps=1e-3):
+    """The right values, with the path through the standard deviation taken with the wrong sign."""
+    std = X.std(DIMS, keepdim=True)
+    return _with_std(X, 2 * std.detach() - std, eps)
+
+
+def _mean_path_undivided(X, eps=1e-3):
+    """The right values, with grad_out - its mean where (grad_out - its mean) / (sigma + eps) belongs: the
+    paths through the centring not divided by sigma + eps (the one through sigma as it should be)."""
+    denom = (X.std(DIMS, keepdim=True) + eps).detach()
+    right = _with_std(X, X.std(DIMS, keepdim=True), eps)
+    centred = X - X.mean(DIMS, keepdim=True)
+    through_centring = centred.detach() / denom + centred - centred.detach()
+    through_sigma = centred.detach() / (X.std(DIMS, keepdim=True) + eps)
+    return through_centring + through_sigma - right.detach()
+
+
 # What learners get wrong, forward and backward (the backward ones as the paths of the derivative they
 # leave out, detached), each named when seen.
 MISTAKES = (
@@ -74,6 +91,14 @@ MISTAKES = (
             "grad_out / (sigma + eps) is there. Every entry of a channel moves its mean and its sigma.",
             backward=lambda X, eps=1e-3: (X - X.mean(DIMS, keepdim=True).detach())
             / (X.std(DIMS, keepdim=True).detach() + eps)),
+    Mistake("the term of the path through the standard deviation has the wrong sign: it is (X - mean) * "
+            "dL/dsigma / ((N - 1) sigma), with dL/dsigma = -sum(grad_out * (X - mean)) / (sigma + eps) ** 2, "
+            "its minus sign included, added to (grad_out - its mean) / (sigma + eps).",
+            backward=_sigma_path_negated),
+    Mistake("grad_out - its mean is not divided by sigma + eps: forward divides every centred entry by "
+            "sigma + eps, so the first term is (grad_out - grad_out's mean over dim=(0, 2, 3)) / (sigma + "
+            "eps).",
+            backward=_mean_path_undivided),
     Mistake("the derivative of sigma divides by N: with the unbiased variance, dsigma/dX_k is "
             "(X_k - mean) / ((N - 1) sigma).",
             backward=lambda X, eps=1e-3: _with_std(X, _std_over_n(X), eps)),

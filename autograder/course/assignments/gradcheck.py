@@ -66,6 +66,10 @@ LOGSUMEXP = Problem(
     mistakes=(Mistake("the softmax is normalised over dimension 0 instead of the last: the weights of "
                       "grad_output are exp(input - result) along the dimension forward reduces, "
                       "torch.softmax(input, dim=-1).", backward=lambda input: _weighted(input, 0)),
+              Mistake("the weights of grad_output are exp(result - input), one over the softmax: the "
+                      "derivative of log-sum-exp is exp(input - result), the softmax, "
+                      "torch.softmax(input, dim=-1).",
+                      backward=lambda input: _weighted(input, -1, lambda x, d: 1 / torch.softmax(x, d))),
               Mistake("the weights of grad_output are torch.log_softmax(input, -1), the log of the softmax: "
                       "the derivative of log-sum-exp is the softmax itself, exp(input - result), "
                       "torch.softmax(input, dim=-1).",
@@ -86,6 +90,10 @@ def _normalised(centred, eps, detach_rstd=False):
     return centred * (rstd.detach() if detach_rstd else rstd)
 
 
+def _rstd(input, eps):
+    return ((_centred(input) ** 2).mean(-1, keepdim=True) + eps).rsqrt()
+
+
 def _scaled(t, factor):
     """t's values, with its gradient `factor` times autograd's."""
     return t.detach() + factor * (t - t.detach())
@@ -97,6 +105,16 @@ def _summed(input, eps=1e-5):
     n = input.shape[-1]
     centred = input - _scaled(input.mean(-1, keepdim=True), n)
     return centred * _scaled(((centred ** 2).mean(-1, keepdim=True) + eps).rsqrt(), n)
+
+
+def _variance_term(input, eps, term):
+    """layer norm's values, with the right gradient's variance term, rstd * normalised * (grad_output *
+    normalised).mean(-1), replaced by the one whose function of the input `term` gives (detached but
+    for the input it is linear in)."""
+    kept = _normalised(_centred(input), eps, detach_rstd=True)  # rstd * (grad_output - its mean)
+    rstd, normalised = _rstd(input, eps).detach(), _normalised(_centred(input), eps).detach()
+    wrong = term(input, rstd, normalised)
+    return kept + wrong - wrong.detach()
 
 
 LAYERNORM_MISTAKES = (
@@ -112,6 +130,30 @@ LAYERNORM_MISTAKES = (
             "every entry of the row, so normalised times the mean of grad_output * normalised over the "
             "last dimension must be subtracted too.",
             backward=lambda input, eps=1e-5: _normalised(_centred(input), eps, detach_rstd=True)),
+    Mistake("both the path through the mean and the one through the variance are left out: only "
+            "grad_output * rstd is there. Every entry of a row moves its mean and its variance, so subtract "
+            "grad_output's mean over the last dimension and normalised times the mean of grad_output * "
+            "normalised too.",
+            backward=lambda input, eps=1e-5: _normalised(input - input.mean(-1, keepdim=True).detach(), eps,
+                                                         detach_rstd=True)),
+    Mistake("the term of the variance path has the wrong sign: normalised times the mean of grad_output * "
+            "normalised over the last dimension is subtracted, rstd * (grad_output - its mean - normalised "
+            "* (grad_output * normalised).mean(-1, keepdim=True)).",
+            backward=lambda input, eps=1e-5: _centred(input) * _scaled(_rstd(input, eps), -1)),
+    Mistake("the term of the variance path, normalised * (grad_output * normalised).mean(-1, keepdim=True), "
+            "is not multiplied by rstd: rstd multiplies every term, rstd * (grad_output - its mean - "
+            "normalised * (grad_output * normalised).mean(-1, keepdim=True)).",
+            backward=lambda input, eps=1e-5: _centred(input) * _scaled(_rstd(input, eps),
+                                                                      1 / _rstd(input, eps).detach())),
+    Mistake("the variance term lacks its factor normalised: it is rstd * normalised * (grad_output * "
+            "normalised).mean(-1, keepdim=True), one value per row times normalised, entry by entry.",
+            backward=lambda input, eps=1e-5: _variance_term(
+                input, eps, lambda x, rstd, n: -rstd * n * x.mean(-1, keepdim=True))),
+    Mistake("the variance term takes the mean of grad_output where the mean of grad_output * normalised "
+            "belongs: it is rstd * normalised * (grad_output * normalised).mean(-1, keepdim=True), not "
+            "normalised * grad_output.mean(-1).",
+            backward=lambda input, eps=1e-5: _variance_term(
+                input, eps, lambda x, rstd, n: -rstd * (n * x).mean(-1, keepdim=True))),
     Mistake("backward sums over the last dimension where the derivative takes means: "
             "grad_output.mean(-1, keepdim=True) and (grad_output * normalised).mean(-1, keepdim=True), "
             "not .sum(), as the mean and the variance are means of the row.", backward=_summed),
@@ -139,12 +181,23 @@ def correlate2d_valid(input, filter):
     return F.conv2d(input[None, None], filter[None, None])[0, 0]
 
 
+def _unflipped(input, filter):
+    """The cross-correlation's values, with the input's gradient grad_output cross-correlated (in 'full'
+    mode) with the filter as it is, where the right one convolves with it (the filter flipped)."""
+    wrong = correlate2d_valid(input, filter.flip(0, 1))
+    return correlate2d_valid(input, filter).detach() + wrong - wrong.detach()
+
+
 SCIPYCONV = Problem(
     name="ScipyConv2dFunction",
     summary="forward(ctx, input, filter): 2-D 'valid' cross-correlation in NumPy, backward fixed",
     reference=correlate2d_valid,
     # A square filter and a non-square one: a transposed filter is then wrong in shape too.
     cases=(Case((TensorSpec((5, 5)), TensorSpec((3, 3)))), Case((TensorSpec((4, 6)), TensorSpec((2, 3))))),
+    mistakes=(Mistake("the gradient for input cross-correlates grad_output with the filter as it is "
+                      "(correlate2d(grad_output, filter, mode='full')): forward cross-correlates, so the "
+                      "gradient for input convolves grad_output with the filter, which flips it: "
+                      "convolve2d(grad_output, filter, mode='full').", backward=_unflipped),),
 )
 
 ASSIGNMENT = Assignment("gradcheck", "04-gradcheck", (SOMETHING, LOGSUMEXP, LAYERNORM, SCIPYCONV),
