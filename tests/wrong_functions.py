@@ -2166,6 +2166,11 @@ ISSUE32 = [
      .replace("x, = ctx.saved_tensors\n        return CubeBackward",
               "x, y = ctx.saved_tensors\n        return grad_out * 3 * y / x  # CubeBackward"),
      "gradient", "a division by an input that is 0 there"),
+    # the maximum of every entry subtracted, not each row's: rows a thousand apart lose the lower one
+    ("LogSumExp", LOGSUMEXP.format(forward="m = input.max()\n"
+                                           "        result = m + (input - m).exp().sum(-1).log()",
+                                   backward=LSE_GRAD),
+     "forward", "the maximum subtracted is input.max(), the largest entry of the whole tensor"),
     # every gradient computed whatever ctx.needs_input_grad says, or computed and then dropped
     ("LinearFunction", _LIN_ALWAYS, "needs_input_grad", "although ctx.needs_input_grad[0] is False"),
     ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight)  # computed although not "
@@ -2203,6 +2208,10 @@ ISSUE32_RIGHT = [
                                                             "torch.exp(x) / (1 + torch.exp(x)))")),
     ("softsign", _softsign("i32r", "return g / (1 + x.abs()) ** 2",
                            "y = x / (1 + x.abs())\n    return g * (1 - y.abs()) ** 2")),
+    ("LogSumExp", LOGSUMEXP.format(forward="m = input.max(dim=-1, keepdim=True).values  # ties: one\n"
+                                           "        result = (m + (input - m).exp().sum(-1, keepdim=True)"
+                                           ".log()).squeeze(-1)",
+                                   backward="return grad_output.unsqueeze(-1) * torch.softmax(input, -1)")),
     ("Square", SQUARE.format(forward="ctx.save_for_backward(x)\n        return x * x",
                              backward="x, = ctx.saved_tensors\n        return grad_out * (x + x)")),
     # needs_input_grad read another way: a conditional expression, the flags unpacked, a loop over
