@@ -519,16 +519,18 @@ RIGHT = [
                                      "        return output",
                              backward="output, = ctx.saved_tensors\n"
                                       "        return grad_output * (output > 0)")),
-    ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight)\n        grad_weight = "
-                                          "grad_output.t().mm(input)\n        if bias is not None:\n"
+    ("LinearFunction", LINEAR.format(body="if ctx.needs_input_grad[0]:\n            grad_input = "
+                                          "grad_output.mm(weight)\n        if ctx.needs_input_grad[1]:\n"
+                                          "            grad_weight = grad_output.t().mm(input)\n"
+                                          "        if bias is not None and ctx.needs_input_grad[2]:\n"
                                           "            grad_bias = grad_output.sum(0, keepdim=True)  # "
                                           "shaped (1, out)")),
-    ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight)  # computed although not "
-                                          "always needed\n        grad_weight = grad_output.t().mm(input)\n  "
-                                          "      grad_bias = None if bias is None else grad_output.sum(0)")),
-    ("LinearFunction", LINEAR.format(body="grad_input = (grad_output.float() @ weight.float()).double()  # "
-                                          "float32\n        grad_weight = grad_output.t().mm(input)\n        "
-                                          "grad_bias = None if bias is None else grad_output.sum(0)")),
+    ("LinearFunction", LINEAR.format(body="needs = ctx.needs_input_grad\n        if needs[0]:\n"
+                                          "            grad_input = (grad_output.float() @ weight.float())"
+                                          ".double()  # float32\n        if needs[1]:\n"
+                                          "            grad_weight = grad_output.t().mm(input)\n"
+                                          "        if bias is not None and needs[2]:\n"
+                                          "            grad_bias = grad_output.sum(0)")),
     ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
                                    "uv = input1 * input2\n        s = torch.where(uv > 0, 1.0, "
                                    "torch.where(uv < 0, -1.0, 0.0))\n"
@@ -902,8 +904,10 @@ RIGHT += [
 L_KILLHEAD = "result = input.clone()\n        result[:, :n] = 0\n        return result"
 L_EXP = "result = torch.exp(x)\n        ctx.save_for_backward(result)\n        return result"
 L_EXP_BACKWARD = "result, = ctx.saved_tensors\n        return grad_output * result"
-L_LINEAR = ("grad_input = grad_output.mm(weight)\n        grad_weight = grad_output.t().mm(input)\n"
-            "        grad_bias = None if bias is None else grad_output.sum(0)")
+L_LINEAR = ("grad_input = grad_output.mm(weight) if ctx.needs_input_grad[0] else None\n"
+            "        grad_weight = grad_output.t().mm(input) if ctx.needs_input_grad[1] else None\n"
+            "        grad_bias = None if bias is None else grad_output.sum(0) if ctx.needs_input_grad[2] "
+            "else None")
 L_SQUARE = "ctx.save_for_backward(x)\n        return x ** 2"
 L_SOFTPLUS = SOFTPLUS.format(forward=STABLE, derivative="torch.sigmoid(x)")
 L_TANH_SAVED = "ctx.save_for_backward(output)\n        ctx.save_for_forward(output)"
@@ -1311,11 +1315,12 @@ LEARNER2_RIGHT = [
                                                                             "(input > 0), None")),
     # a bias gradient left unsummed: autograd sums it down (a note, no cost)
     ("LinearFunction", LINEAR.format(body=L_LINEAR.replace("grad_output.sum(0)", "grad_output"))),
-    ("LinearFunction", LINEAR.format(body="grad_input = torch.einsum('no,oi->ni', grad_output, weight)\n"
-                                          "        grad_weight = torch.einsum('no,ni->oi', grad_output, "
-                                          "input)\n"
-                                          "        if bias is not None:\n            grad_bias = "
-                                          "grad_output.sum(dim=0)")
+    ("LinearFunction", LINEAR.format(body="if ctx.needs_input_grad[0]:\n            grad_input = "
+                                          "torch.einsum('no,oi->ni', grad_output, weight)\n"
+                                          "        if ctx.needs_input_grad[1]:\n            grad_weight = "
+                                          "torch.einsum('no,ni->oi', grad_output, input)\n"
+                                          "        if bias is not None and ctx.needs_input_grad[2]:\n"
+                                          "            grad_bias = grad_output.sum(dim=0)")
      .replace("output = input.mm(weight.t())\n        if bias is not None:\n            output = output "
               "+ bias",
               "output = torch.nn.functional.linear(input, weight, bias)")),
@@ -1457,8 +1462,9 @@ class LinearFunction(Function):
     @staticmethod
     def backward(ctx, dy):
         x, w = ctx.saved_tensors
-        db = dy.sum(0) if ctx.has_bias else None
-        return dy @ w, dy.mT @ x, db
+        db = dy.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None
+        return (dy @ w if ctx.needs_input_grad[0] else None, dy.mT @ x if ctx.needs_input_grad[1] else None,
+                db)
 '''),
     ("LinearFunction", '''
 class LinearFunction(Function):
@@ -1477,7 +1483,9 @@ class LinearFunction(Function):
         grad_bias = None
         if len(ctx.needs_input_grad) > 2 and ctx.needs_input_grad[2]:
             grad_bias = torch.einsum("no->o", grad_output)
-        return torch.matmul(grad_output, weight), torch.matmul(grad_output.t(), input), grad_bias
+        grad_input, grad_weight = (torch.matmul(grad_output, weight) if ctx.needs_input_grad[0] else None,
+                                   torch.matmul(grad_output.t(), input) if ctx.needs_input_grad[1] else None)
+        return grad_input, grad_weight, grad_bias
 '''),
     # Something: the sign of the product, saved output, setup_context, needs_input_grad
     ("Something", SOMETHING.format(forward="out = (input1 * input2).abs()\n        "
@@ -1650,9 +1658,11 @@ LEARNER3_RIGHT += [
     ("KillHead", KILLHEAD_ANY.format(forward="ctx.set_materialize_grads(False)\n        " + L_KILLHEAD,
                                      backward="if grad_output is None:\n            return None, None\n"
                                               "        " + KILLHEAD_RIGHT_BACKWARD)),
-    ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight)\n"
-                                          "        grad_weight = input.t().mm(grad_output).t()\n"
-                                          "        if bias is not None:\n"
+    ("LinearFunction", LINEAR.format(body="input_needed, weight_needed = ctx.needs_input_grad[:2]\n"
+                                          "        if input_needed:\n            grad_input = "
+                                          "grad_output.mm(weight)\n        if weight_needed:\n"
+                                          "            grad_weight = input.t().mm(grad_output).t()\n"
+                                          "        if bias is not None and ctx.needs_input_grad[2]:\n"
                                           "            grad_bias = grad_output.sum(0)").replace(
         "output = output + bias", "output = output + bias.unsqueeze(0).expand_as(output)")),
     ("LinearFunction", "from torch.autograd.function import once_differentiable\n"
@@ -1804,11 +1814,6 @@ class KillHead(Function):
         grad_output[:, :ctx.n] = 0
         return grad_output, None
 '''),
-    ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight) if ctx.needs_input_grad[0] "
-                                          "else torch.zeros_like(input)\n"
-                                          "        grad_weight = grad_output.t().mm(input)\n"
-                                          "        if bias is not None:\n            grad_bias = "
-                                          "grad_output.sum(0)")),
     ("LinearFunction", LINEAR.format(body=L_LINEAR).replace("        return grad_input, grad_weight, "
                                                             "grad_bias",
         "        grads = (grad_input, grad_weight, grad_bias)\n        return "
@@ -2140,7 +2145,7 @@ RELU_TIMES_SIGN = MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED +
                                 "return grad_output * torch.sign(input)")
 LN_BOTH_PATHS = L_LN.format(backward="g * rstd, None")
 
-ISSUE32 = [
+ISSUE32_WORDS = [
     ("Sinh", SINH_DETACHED, "gradgradcheck",
      "a detached copy of output 1 of Sinh.forward (.detach() gives the same values without autograd"),
     ("Sinh", SINH_ONE_DETACHED, "gradgradcheck",
@@ -2175,7 +2180,7 @@ ISSUE32 = [
                                         "input)"),
      "gradient", "the weights of grad_output are exp(result - input), one over the softmax"),
 ]
-CASES += ISSUE32
+CASES += ISSUE32_WORDS
 
 NEVER += [
     (SINH_DETACHED, "Sinh", "extra output of forward"),
@@ -2184,3 +2189,112 @@ NEVER += [
     (RELU_TIMES_SIGN, "MyReLU", "is an .abs() or a sign missing"),
     (LN_BOTH_PATHS, "LayerNorm", "where it goes wrong is shown under gradient"),
 ]
+
+# Issue 32: slips that hide where the inputs are exactly 0 (KillHead killing by value, a derivative read
+# from the output or through x / x.abs(), the stable Softplus differentiated term by term) and
+# LinearFunction's gradients computed for an input that needs none; with right answers that skip the work
+# another way or kill by position another way, which keep full marks.
+_KH_SAVED_OUTPUT = KILLHEAD_ANY.format(forward="result = input.clone()\n        result[:, :n] = 0\n"
+                                               "        ctx.save_for_backward(result)\n        return result",
+                                       backward="result, = ctx.saved_tensors\n{kill}")
+_LIN_ALWAYS = LINEAR.format(body="grad_input = grad_output.mm(weight)\n        grad_weight = "
+                                 "grad_output.t().mm(input)\n        if bias is not None:\n"
+                                 "            grad_bias = grad_output.sum(0)")
+_SQUARE_OVER_X = SQUARE.format(forward="y = x ** 2\n        ctx.save_for_backward(x, y)\n        return y",
+                               backward="x, y = ctx.saved_tensors\n        return grad_out * 2 * y / x")
+ISSUE32 = [
+    ("KillHead", _KH_SAVED_OUTPUT.format(kill="        grad_input = grad_output.clone()\n"
+                                              "        grad_input[result == 0] = 0\n"
+                                              "        return grad_input, None"),
+     "gradient", "the gradient is zeroed wherever a value is 0 (forward's output, or its input)"),
+    ("KillHead", _KH_SAVED_OUTPUT.format(kill="        return grad_output * (result != 0), None"),
+     "gradient", "the gradient is zeroed wherever a value is 0 (forward's output, or its input)"),
+    ("KillHead", KILLHEAD_ANY.format(forward="ctx.save_for_backward(input)\n        result = input.clone()\n"
+                                             "        result[:, :n] = 0\n        return result",
+                                     backward="input, = ctx.saved_tensors\n"
+                                              "        grad_input = grad_output.clone()\n"
+                                              "        grad_input[:, :ctx.n] = 0\n"
+                                              "        grad_input[input == 0] = 0  # none through a 0\n"
+                                              "        return grad_input, None"),
+     "gradient", "which takes in the entries of the kept columns whose input is 0"),
+    ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="((x > 0).double() - x.sign() "
+                                                            "* torch.exp(-x.abs()) "
+                                                            "/ (1 + torch.exp(-x.abs())))"),
+     "gradient", "wrong only where x is exactly 0"),
+    ("softsign", _softsign("i32q", "return g / (1 + x.abs()) ** 2",
+                           "return g * (1 + x.abs() - x * (x / x.abs())) / (1 + x.abs()) ** 2"),
+     "gradient", "a division by an input that is 0 there"),
+    ("Square", _SQUARE_OVER_X, "gradient", "(as output / x, or x / x.abs() as a sign)"),
+    ("Cube", L_CUBE.replace("return CubeBackward.apply(grad_out, x)",
+                            "return CubeBackward.apply(grad_out, x)  # as the lesson's")
+     .replace("ctx.save_for_backward(x)\n        return x ** 3",
+              "y = x ** 3\n        ctx.save_for_backward(x, y)\n        return y")
+     .replace("x, = ctx.saved_tensors\n        return CubeBackward",
+              "x, y = ctx.saved_tensors\n        return grad_out * 3 * y / x  # CubeBackward"),
+     "gradient", "a division by an input that is 0 there"),
+    # the maximum of every entry subtracted, not each row's: rows a thousand apart lose the lower one
+    ("LogSumExp", LOGSUMEXP.format(forward="m = input.max()\n"
+                                           "        result = m + (input - m).exp().sum(-1).log()",
+                                   backward=LSE_GRAD),
+     "forward", "the maximum subtracted is input.max(), the largest entry of the whole tensor"),
+    # every gradient computed whatever ctx.needs_input_grad says, or computed and then dropped
+    ("LinearFunction", _LIN_ALWAYS, "needs_input_grad", "although ctx.needs_input_grad[0] is False"),
+    ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight)  # computed although not "
+                                          "always needed\n        grad_weight = grad_output.t().mm(input)\n  "
+                                          "      grad_bias = None if bias is None else grad_output.sum(0)"),
+     "needs_input_grad", "compute grad_input only under `if ctx.needs_input_grad[0]:`"),
+    ("LinearFunction", LINEAR.format(body="grad_input = grad_output.mm(weight) if ctx.needs_input_grad[0] "
+                                          "else torch.zeros_like(input)  # a zero is not \"no gradient\"\n"
+                                          "        grad_weight = grad_output.t().mm(input) if "
+                                          "ctx.needs_input_grad[1] else None\n"
+                                          "        if bias is not None and ctx.needs_input_grad[2]:\n"
+                                          "            grad_bias = grad_output.sum(0)"),
+     "needs_input_grad", "backward returns a gradient for input, although ctx.needs_input_grad[0] is False"),
+    ("LinearFunction", LINEAR.format(body=L_LINEAR.replace("if ctx.needs_input_grad[2] else None", "")),
+     "needs_input_grad", "backward returns a gradient for bias, although ctx.needs_input_grad[2] is False"),
+    ("LinearFunction", _LIN_ALWAYS.replace(
+        "        return grad_input, grad_weight, grad_bias",
+        "        grads = (grad_input, grad_weight, grad_bias)\n"
+        "        return tuple(g if need else None for g, need in zip(grads, ctx.needs_input_grad))"),
+     "needs_input_grad", "but computes its gradient all the same"),
+    ("LinearFunction", LINEAR.format(body=L_LINEAR.replace(
+        "grad_input = grad_output.mm(weight) if ctx.needs_input_grad[0] else None",
+        "grad_input = grad_output.mm(weight)\n        if not ctx.needs_input_grad[0]:\n"
+        "            grad_input = None")),
+     "needs_input_grad", "returns None for input, as ctx.needs_input_grad[0] is False, but computes"),
+]
+ISSUE32_RIGHT = [
+    ("KillHead", KILLHEAD_ANY.format(forward=L_KILLHEAD,
+                                     backward="keep = (torch.arange(grad_output.shape[1]) >= ctx.n)\n"
+                                              "        return grad_output * keep, None")),
+    ("KillHead", KILLHEAD_ANY.format(forward=L_KILLHEAD,
+                                     backward="return torch.cat((torch.zeros_like(grad_output[:, :ctx.n]), "
+                                              "grad_output[:, ctx.n:]), dim=1), None")),
+    ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.where(x >= 0, 1 / (1 + torch.exp(-x)), "
+                                                            "torch.exp(x) / (1 + torch.exp(x)))")),
+    ("softsign", _softsign("i32r", "return g / (1 + x.abs()) ** 2",
+                           "y = x / (1 + x.abs())\n    return g * (1 - y.abs()) ** 2")),
+    ("LogSumExp", LOGSUMEXP.format(forward="m = input.max(dim=-1, keepdim=True).values  # ties: one\n"
+                                           "        result = (m + (input - m).exp().sum(-1, keepdim=True)"
+                                           ".log()).squeeze(-1)",
+                                   backward="return grad_output.unsqueeze(-1) * torch.softmax(input, -1)")),
+    ("Square", SQUARE.format(forward="ctx.save_for_backward(x)\n        return x * x",
+                             backward="x, = ctx.saved_tensors\n        return grad_out * (x + x)")),
+    # needs_input_grad read another way: a conditional expression, the flags unpacked, a loop over
+    # lambdas, an early return when nothing is needed
+    ("LinearFunction", LINEAR.format(body="need_input, need_weight, *need_bias = ctx.needs_input_grad\n"
+                                          "        if need_input:\n            grad_input = "
+                                          "grad_output.mm(weight)\n        if need_weight:\n"
+                                          "            grad_weight = grad_output.t().mm(input)\n"
+                                          "        if need_bias and need_bias[0]:\n"
+                                          "            grad_bias = grad_output.sum(0)")),
+    ("LinearFunction", LINEAR.format(body="").replace(
+        "        return grad_input, grad_weight, grad_bias",
+        "        compute = (lambda: grad_output.mm(weight), lambda: grad_output.t().mm(input),\n"
+        "                   lambda: grad_output.sum(0))\n"
+        "        return tuple(f() if need else None for f, need in zip(compute, ctx.needs_input_grad))")),
+    ("LinearFunction", LINEAR.format(body="if not any(ctx.needs_input_grad):\n"
+                                          "            return None, None, None\n        " + L_LINEAR)),
+]
+CASES += ISSUE32
+RIGHT += ISSUE32_RIGHT

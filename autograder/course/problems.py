@@ -178,7 +178,9 @@ class Problem:
     Function written the way the exercise asks, whose autograd graph is drawn as the reference's.
 
     What the exercise asks beyond the numbers, each a graded check (autograder/judge/checks.py):
-    `saves`, that tensors kept for backward go through ctx.save_for_backward; `companion`, a Function
+    `saves`, that tensors kept for backward go through ctx.save_for_backward; `skips_unneeded`, that
+    backward skips the gradient of an input that needs none (ctx.needs_input_grad), returning None for it
+    without computing it (LinearFunction; graded by the check needs_input_grad); `companion`, a Function
     backward must call (Cube: CubeBackward); `all_outputs`, a Function whose every output backward must
     differentiate (Sinh's extra outputs). What the grader knows of the mathematics, to name a mistake's cause:
     `elementwise` (output entry i depends on input entry i only), `derivative` (in words), `kinks` (the
@@ -201,6 +203,7 @@ class Problem:
     hidden_checks: frozenset[str] = frozenset()
     points: dict[str, float] = field(default_factory=dict)  # overrides of the checks' own points
     saves: bool = False
+    skips_unneeded: bool = False
     companion: str = ""
     all_outputs: str = ""
     solution: Any = None

@@ -155,6 +155,44 @@ def judge_needs_input_grad(view: Judging) -> Finding | None:
                 return fail(where + f"backward's gradient for {name} is wrong, although it is right when "
                                     f"every input needs a gradient: the gradient of {name} must not depend "
                                     f"on which other inputs need one{said}.")
+    return _work_not_skipped(view) if getattr(view.problem, "skips_unneeded", False) else None
+
+
+def _work_not_skipped(view: Judging) -> Finding | None:
+    """Where the exercise asks backward to skip the gradient of an input that needs none: a gradient
+    returned for such an input, or one computed and dropped (backward makes as many torch operations as
+    when every input needs a gradient)."""
+    def order(sub):  # one input without a gradient first, the first input (the data) before the others
+        requires = list(sub.requires or [])
+        return requires.count(False), requires.index(False) if False in requires else 0
+
+    for case in view.cases:
+        for sub in sorted(case.measured.subsets or [], key=order):
+            requires, returned = list(sub.requires or []), sub.returns or []
+            unneeded = [n for n, r in zip(case.tensor_names, requires) if not r]
+            if not unneeded or len(requires) != len(case.tensor_names):
+                continue
+            needing = [n for n, r in zip(case.tensor_names, requires) if r]
+            where = (case.intro.rstrip(": ") + f", with {' and '.join(unneeded)} not needing a gradient "
+                     f"(requires_grad=False, as for data) and {' and '.join(needing)} needing one: ")
+            for name in unneeded:
+                p = case.names.index(name)
+                if p < len(returned) and returned[p].kind == "Tensor":
+                    return fail(where + f"backward returns a gradient for {name}, although "
+                                        f"ctx.needs_input_grad[{p}] is False (autograd throws it away). The "
+                                        f"exercise asks backward to skip that work: compute "
+                                        f"grad_{name} only under `if ctx.needs_input_grad[{p}]:`, and leave "
+                                        f"it None otherwise.")
+            base, made = case.measured.backward_ops, case.measured.backward_made or []
+            p = case.names.index(unneeded[0])
+            # a gradient made by no operation (grad_output itself, as a broadcast-shaped bias's) costs none
+            if len(unneeded) == 1 and sub.ops is not None and base is not None and sub.ops >= base \
+                    and p < len(made) and made[p]:
+                return fail(where + f"backward returns None for {unneeded[0]}, as ctx.needs_input_grad[{p}] "
+                                    f"is False, but computes its gradient all the same: it makes as many "
+                                    f"torch operations ({sub.ops}) as when every input needs a gradient. The "
+                                    f"exercise asks backward to skip that work: compute grad_{unneeded[0]} "
+                                    f"only under `if ctx.needs_input_grad[{p}]:`.")
     return None
 
 

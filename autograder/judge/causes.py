@@ -17,7 +17,7 @@ import torch
 from autograder.judge.diagnose import RTOL, close, difference_cause, swap_cause
 from autograder.judge.patterns import mean_for_sum, off_by_one, pass_or_block, row_factor, row_offset
 from autograder.judge.regions import derivative_bracket as _bracket
-from autograder.judge.regions import ignored_gradient, lacks_grad_output, region_cause
+from autograder.judge.regions import ignored_gradient, lacks_grad_output, region_cause, smooth_at_zero
 from autograder.judge.saved_order import companion_order, own_order
 from autograder.judge.untrusted import float64
 from autograder.measure.encoding import decode_args, differentiable
@@ -43,9 +43,11 @@ def not_finite(what: str, values: torch.Tensor, case: CaseView, derivative: str 
         where = f" where {case.tensor_names[0]} is {', '.join(f'{x:g}' for x in at.tolist()[:4])}"
         large = [at] if float(at.abs().max()) > 700 else []
     zero = _zero_inputs(case, values.numel(), bad)
-    if len(inputs) > 1 and zero and bool((bad <= zero[1]).all()):
+    if zero and bool((bad <= zero[1]).all()):
+        x = zero[0]
+        example = "|uv| / u" if len(inputs) > 1 else f"output / {x}, or {x} / {x}.abs() as a sign"
         said = (f"{what} contains NaN or infinity ({kinds} where {zero[0]} is 0): a division by an input "
-                f"that is 0 there (as |uv| / u) gives that. Write the derivative without dividing by an "
+                f"that is 0 there (as {example}) gives that. Write the derivative without dividing by an "
                 f"input" + (f": the derivative is {derivative}." if derivative else "."))
         return said
     said = f"{what} contains NaN or infinity ({kinds}{where})"
@@ -77,13 +79,17 @@ def _zero_inputs(case: CaseView, size: int,
     return " or ".join(n for n, _ in zeros), mask
 
 
-def _at_kinks(view: Judging, case: CaseView, ds: torch.Tensor, dr: torch.Tensor, what: str) -> str | None:
+def _at_kinks(view: Judging, case: CaseView, k: int, ds: torch.Tensor, dr: torch.Tensor,
+              what: str) -> str | None:
     """A derivative wrong only where an input is exactly 0, where the exercise states the value (what
     sign gives, 0): a comparison (>= 0, > 0) picks one side there."""
     wrong = ~torch.isclose(ds, dr, rtol=RTOL, atol=1e-10)
     zero = _zero_inputs(case, ds.numel(), wrong)
     if zero is None or not bool(wrong.any()) or not bool((wrong <= zero[1]).all()):
         return None
+    said = smooth_at_zero(view, case, k, wrong, zero[0], what, dr)
+    if said:
+        return said
     value = "0" if bool((dr[wrong] == 0).all()) else "the reference's value"
     return (f"{what} is wrong only where {zero[0]} is exactly 0 ({int(wrong.sum())} of the {ds.numel()} "
             f"entries), where the derivative does not exist and the exercise asks for {value}, what sign "
@@ -188,7 +194,7 @@ def _elementwise_cause(view: Judging, case: CaseView, k: int, s: torch.Tensor, r
     zs, zr = ds.abs() <= tiny, dr.abs() <= tiny
     if bool((ds.abs().max() == 0) and (dr.abs().max() > 0)):
         return None  # zero everywhere: diagnose says it in its own words
-    said = _at_kinks(view, case, ds, dr, what)
+    said = _at_kinks(view, case, k, ds, dr, what)
     if said:
         return said
     if bool(zr.any()) and bool((~zr).any()) and bool((zs != zr).all()):

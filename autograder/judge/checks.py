@@ -111,7 +111,8 @@ ALL: list[Check] = [
     Check("gradient", "the gradients (vector-Jacobian products) equal the reference's", 3, judge_gradient,
           "backward"),
     Check("needs_input_grad", "the gradients stay right when some inputs need no gradient "
-          "(ctx.needs_input_grad)", 1, judge_needs_input_grad, "backward", requires=("gradient",),
+          "(ctx.needs_input_grad) and, where the exercise asks, their work is skipped", 1,
+          judge_needs_input_grad, "backward", requires=("gradient",),
           applies=_several_tensors),
     Check("grad_output unchanged", "backward leaves the grad_output it is given as it was", 1,
           judge_grad_output_unchanged, "backward"),

@@ -58,8 +58,8 @@ def definition(problem: Problem, seed: int) -> dict:
             "tolerance": problem.rtol_atol, "gradcheck_tolerance": problem.gradcheck_rtol_atol,
             "hints": {c: problem.hints[c] for c in sorted(problem.hints)},
             "asks": {k: _plain(getattr(problem, k, None))
-                     for k in ("saves", "companion", "all_outputs", "elementwise", "derivative", "terms",
-                               "mistakes", "kinks")},
+                     for k in ("saves", "skips_unneeded", "companion", "all_outputs", "elementwise",
+                               "derivative", "terms", "mistakes", "kinks")},
             "cases": [_plain(c.args) for c in problem.cases],
             "kwargs": [_plain(dict(c.kwargs)) for c in problem.cases],
             "inputs": encoded_cases(problem, seed), "reference": reference_data(problem, seed)}

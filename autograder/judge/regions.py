@@ -110,3 +110,33 @@ def lacks_grad_output(view: Judging, case: CaseView, mine: torch.Tensor, right: 
             f"{name} leaves out {g}, the gradient {view.lookup}.backward received. Backward returns {g} "
             f"times the derivative, so how it changes with {name} is {g} times the second derivative: "
             f"multiply by {g}{saves}.")
+
+
+def smooth_at_zero(view: Judging, case: CaseView, k: int, wrong: torch.Tensor, zeros: str, what: str,
+                   dr: torch.Tensor) -> str | None:
+    """The cause of a derivative wrong only where an input is exactly 0 (`wrong`) when the reference is
+    differentiable there (its derivative with respect to input k the same just above and just below 0):
+    nothing is special at 0, so backward singled those entries out. None at a kink (|uv| at 0)."""
+    decoded = decode_args(case.encoded)
+    sides = []
+    for step in (1e-7, -1e-7):
+        args = [decoded[i].clone().to(torch.float64) if differentiable(a) else decoded[i]
+                for i, a in enumerate(case.encoded)]
+        tensors = [a for a, e in zip(args, case.encoded) if differentiable(e)]
+        for t in tensors:
+            if t.numel() == wrong.numel():
+                t.view(-1)[wrong & (t.reshape(-1) == 0)] = step
+        tensors[k].requires_grad_()
+        with torch.enable_grad():
+            (grad,) = torch.autograd.grad(view.problem.reference(*args, **case.kwargs).sum(), tensors[k],
+                                          allow_unused=True)
+        sides.append(torch.zeros_like(dr) if grad is None else grad.reshape(-1).to(torch.float64))
+    if not all(close(side[wrong], dr[wrong], 1e-4, 1e-6) for side in sides):
+        return None
+    values = ", ".join(sorted({f"{float(v):g}" for v in dr[wrong].tolist()})[:3])
+    name = case.tensor_names[k]
+    return (f"{what} is wrong only where {zeros} is exactly 0 ({int(wrong.sum())} of the {wrong.numel()} "
+            f"entries), although {view.lookup} is differentiable there (the right derivative there is "
+            f"{values}): backward treats those entries apart, by a test of a value against 0 (== 0, a mask "
+            f"taken from the output, > 0 where >= 0 is meant), torch.sign (0 at 0) or a division by {name}. "
+            f"Compute the gradient there as everywhere else{derivative_bracket(view)}.")

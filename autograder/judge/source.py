@@ -31,7 +31,8 @@ class SourceFacts:
     nothing does, "" where it cannot be told); saves: ctx.save_for_backward appears in the submission;
     companion_named: the companion's name is used outside its own definition; ctx_kept: (attribute,
     argument) a tensor argument forward keeps on ctx; inputs_changed, grad_changed: (argument, line) an
-    argument forward (backward) changes in place."""
+    argument forward (backward) changes in place; reads_flags: ctx.needs_input_grad (or requires_grad)
+    appears in the submission."""
 
     bound: str = ""
     saves: bool = True
@@ -39,6 +40,7 @@ class SourceFacts:
     ctx_kept: tuple[tuple[str, str], ...] = ()
     inputs_changed: tuple[tuple[str, str], ...] = ()
     grad_changed: tuple[tuple[str, str], ...] = ()
+    reads_flags: bool = True
 
 
 @dataclass(frozen=True)
@@ -209,7 +211,9 @@ def read_source(problem, cells: list[str], modules: dict[str, str], tensors: lis
     tensors in the first case)."""
     code = _parsed(cells, modules)
     companion = getattr(problem, "companion", "") or ""
-    facts: dict = {"saves": "save_for_backward" in "\n".join([*cells, *modules.values()]),
+    text = "\n".join([*cells, *modules.values()])
+    facts: dict = {"saves": "save_for_backward" in text,
+                   "reads_flags": "needs_input_grad" in text or "requires_grad" in text,
                    "companion_named": not companion or _names_used(code, companion,
                                                                    _located(code, companion)[1])}
     if problem.kind != "function":
@@ -264,6 +268,10 @@ def contradiction(check: str, problem, facts: SourceFacts | None) -> str | None:
         argument, line = facts.grad_changed[0]
         return (f"backward changes {argument} in place (`{line}`) {read}: {argument} belongs to autograd. "
                 f"Work on a copy, {argument}.clone().")
+    if check == "needs_input_grad" and getattr(problem, "skips_unneeded", False) and not facts.reads_flags:
+        return (f"Your code never reads ctx.needs_input_grad {read}, so backward cannot skip the gradient of "
+                f"an input that needs none: compute each gradient only under `if ctx.needs_input_grad[i]:` "
+                f"(i: the input's place among forward's arguments, from 0), and leave it None otherwise.")
     if check == "companion used" and not facts.companion_named:
         companion = problem.companion
         return (f"Your code never uses {companion} outside its own definition {read}, so {name}.backward "

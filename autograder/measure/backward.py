@@ -51,6 +51,8 @@ def backward_case(problem, obj, namespace: dict, encoded: list[Any], seed: int, 
     except BaseException as error:  # noqa: BLE001
         case["backward_error"] = error_data(error, "backward")
     case["backward_returns"] = recorded[0]["returns"] if recorded else None
+    case["backward_ops"] = recorded[0]["ops"] if recorded else None
+    case["backward_made"] = recorded[0]["made"] if recorded else None
     try:
         case["fd"] = directional(problem, obj, encoded, d.u)
     except BaseException as error:  # noqa: BLE001
@@ -87,6 +89,7 @@ def _subsets(problem, obj, encoded: list[Any], v: list[float], recorded: list) -
             result["error"] = error_data(error, "backward")
         if recorded:
             result["returns"], result["needs"] = recorded[0]["returns"], recorded[0]["needs"]
+            result["ops"] = recorded[0]["ops"]
         found.append(result)
     return found
 

@@ -133,6 +133,7 @@ class Subset(Plain):
     error: StudentError | None = None
     returns: list[Returned] | None = None
     needs: list[bool] | None = None  # ctx.needs_input_grad
+    ops: int | None = None  # torch operations backward made
 
     @classmethod
     def from_plain(cls, data: Any) -> Subset | None:
@@ -141,7 +142,7 @@ class Subset(Plain):
         return cls(each(data.get("requires"), flag), flag(data.get("no_grad_fn")),
                    numbers(data.get("vjp"), 2), StudentError.from_plain(data.get("error")),
                    _returns(data.get("returns")),
-                   each(data.get("needs"), flag))
+                   each(data.get("needs"), flag), index(data.get("ops")))
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,8 @@ class CaseMeasurement(Plain):
     grad_output_changed: bool | None = None
     backward_error: StudentError | None = None
     backward_returns: list[Returned] | None = None
+    backward_ops: int | None = None  # torch operations backward made, every input needing a gradient
+    backward_made: list[bool] | None = None  # per value returned: made by one of those operations
     fd: list[float] | None = None  # Ju by finite differences of forward
     numerical_error: StudentError | None = None
     subsets: list[Subset] | None = None
@@ -229,7 +232,9 @@ class CaseMeasurement(Plain):
             ctx_tensors=each(get("ctx_tensors"), Kept.from_plain), vjp=numbers(get("vjp"), 2),
             vjp2=numbers(get("vjp2"), 2), grad_output_changed=flag(get("grad_output_changed")),
             backward_error=StudentError.from_plain(get("backward_error")),
-            backward_returns=_returns(get("backward_returns")), fd=numbers(get("fd")),
+            backward_returns=_returns(get("backward_returns")), backward_ops=index(get("backward_ops")),
+            backward_made=each(get("backward_made"), flag),
+            fd=numbers(get("fd")),
             numerical_error=StudentError.from_plain(get("numerical_error")),
             subsets=each(get("subsets"), Subset.from_plain),
             extra_outputs=each(get("extra_outputs"), ExtraOutput.from_plain),

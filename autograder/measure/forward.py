@@ -7,15 +7,38 @@ import contextlib
 from typing import Any
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from autograder.measure.calls import apply, call, error_data
 from autograder.measure.captured import UNKNOWN, T
 from autograder.measure.encoding import as_plain, decode_args, differentiable, is_tensor, plain, positional
 
 
+class _Counting(TorchFunctionMode):
+    """Counts the torch operations a call makes: with an input that needs no gradient, a backward that
+    skips its gradient (ctx.needs_input_grad) makes fewer than with every input needing one."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls, self.results = 0, []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.calls += 1
+        result = func(*args, **(kwargs or {}))
+        if len(self.results) < 10_000:
+            self.results.append(result)
+        return result
+
+    def made(self, value: Any, grads: tuple) -> bool:
+        """Whether a value backward returned is the result of one of its operations (not grad_output
+        itself, passed on): a gradient that costs work."""
+        return (is_tensor(value) and not any(value is g for g in grads)
+                and any(value is r for r in self.results))
+
+
 class RecordingBackward:
-    """Wraps the class's backward to note what it returned, before autograd validates it, and what
-    ctx.needs_input_grad said."""
+    """Wraps the class's backward to note what it returned, before autograd validates it, what
+    ctx.needs_input_grad said and how many torch operations it made."""
 
     def __init__(self, cls, recorded: list):
         self.cls, self.recorded = cls, recorded
@@ -29,8 +52,11 @@ class RecordingBackward:
 
         def recording_backward(ctx, *grads):
             needs = getattr(ctx, "needs_input_grad", None)
-            result = backward(ctx, *grads)
-            recorded.append({"returns": describe_returns(result),
+            with _Counting() as counted:
+                result = backward(ctx, *grads)
+            values = result if T.isinstance(result, tuple) else (result,)
+            recorded.append({"returns": describe_returns(result), "ops": counted.calls,
+                             "made": [counted.made(v, grads) for v in values[:64]],
                              "needs": [bool(n) for n in needs] if T.isinstance(needs, tuple) else None})
             return result
 

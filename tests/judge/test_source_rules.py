@@ -115,6 +115,9 @@ class Cube(Function):
             (grad,) = torch.autograd.grad(leaf ** 3, leaf, grad_out, create_graph=True)
         return grad
 '''),
+    "every gradient computed, no flag read": ("LinearFunction", "needs_input_grad", catalogue.LINEAR.format(
+        body="grad_input = grad_output.mm(weight)\n        grad_weight = grad_output.t().mm(input)\n"
+             "        if bias is not None:\n            grad_bias = grad_output.sum(0)")),
     "a function, not a Function": ("MyReLU", "is a Function", '''
 def MyReLU(input):
     return input.clamp(min=0)

@@ -23,6 +23,11 @@ def _rows_killed(x, n):
     return x * keep
 
 
+def _killed_by_value(x, n):
+    """kill_head's values, with the gradient of a backward that zeroes it wherever the output is 0."""
+    return x * (kill_head(x, n) != 0).to(x.dtype)
+
+
 def linear(input, weight, bias=None):
     out = input @ weight.t()
     return out if bias is None else out + bias
@@ -95,12 +100,20 @@ KILLHEAD = Problem(
     summary="forward(ctx, input, n) sets the first n columns to zero; backward kills the same columns",
     reference=kill_head,
     cases=(Case((TensorSpec((3, 8)), 2)), Case((TensorSpec((4, 5)), 0)), Case((TensorSpec((2, 6)), 5)),
-           Case((TensorSpec((5, 4)), 1))),
+           Case((TensorSpec((5, 4)), 1)),
+           # Exact zeros (and a negative zero) in the columns kept as well as in those killed: a backward
+           # that kills by value (where the output or the input is 0) instead of by position is wrong there.
+           Case((FixedTensor((0.0, 0.0, 0.5, -0.7, 0.3, -0.0, 0.8, -0.4, 0.0,
+                              0.6, 0.2, -0.9, 0.4, 0.0, -0.6, 0.0, 0.7, -0.3), (3, 6)), 2))),
     solution=KillHead,
     elementwise=True,
     derivative="1 in the columns kept and 0 in the first n columns",
     mistakes=(Mistake("the first n rows are zeroed instead of the first n columns: x[:n] indexes rows, and "
-                      "the columns are x[:, :n].", lambda x, n: _rows_killed(x, n)),),
+                      "the columns are x[:, :n].", lambda x, n: _rows_killed(x, n)),
+              Mistake("the gradient is zeroed wherever a value is 0 (forward's output, or its input), which "
+                      "takes in the entries of the kept columns whose input is 0: KillHead kills the first n "
+                      "columns by their position, whatever their values, grad_input[:, :ctx.n] = 0 (with "
+                      "ctx.n = n in forward).", backward=_killed_by_value)),
 )
 MYRELU = Problem(
     name="MyReLU",
@@ -137,6 +150,7 @@ LINEAR = Problem(
            Case((TensorSpec((1, 5)), TensorSpec((3, 5)), TensorSpec((3,)))),
            Case((TensorSpec((3, 3)), TensorSpec((3, 3)), None))),
     saves=True,
+    skips_unneeded=True,
     solution=LinearFunction,
 )
 

@@ -7,7 +7,7 @@ import torch
 from torch.autograd import Function
 
 from autograder.course.assignments import Assignment
-from autograder.course.problems import Case, Mistake, Problem, TensorSpec, Term
+from autograder.course.problems import Case, FixedTensor, Mistake, Problem, TensorSpec, Term
 
 
 class Square(Function):
@@ -70,7 +70,9 @@ SQUARE = Problem(
     name="Square",
     summary="x ** 2, saving its input; twice differentiable",
     reference=lambda x: x**2,
-    cases=(Case((TensorSpec((3, 3)),)), Case((TensorSpec(()),)), Case((TensorSpec((5,)),))),
+    # exact zeros: a derivative read from the output (2 * y / x) is NaN there
+    cases=(Case((TensorSpec((3, 3)),)), Case((TensorSpec(()),)), Case((TensorSpec((5,)),)),
+           Case((FixedTensor((0.0, -0.7, -0.0, 1.2)),))),
     double_backward=True,
     saves=True,
     solution=Square,
@@ -101,7 +103,8 @@ CUBE = Problem(
     name="Cube",
     summary="x ** 3 whose backward is itself a Function, CubeBackward",
     reference=lambda x: x**3,
-    cases=(Case((TensorSpec(()),)), Case((TensorSpec((2, 3)),))),
+    cases=(Case((TensorSpec(()),)), Case((TensorSpec((2, 3)),)),
+           Case((FixedTensor((0.0, -0.8, -0.0, 1.1)),))),  # exact zeros: 3 * y / x is NaN there
     double_backward=True,
     also_functions=("CubeBackward",),
     saves=True,

@@ -59,11 +59,19 @@ LOGSUMEXP = Problem(
     name="LogSumExp",
     summary="log(sum(exp(input))) over the last dimension, computed stably; backward derived by hand",
     reference=logsumexp,
-    # The last case is far beyond exp's range in float64 (exp(710) is inf): only a stable forward and
-    # backward (subtract the maximum) get it right.
+    # The fourth case is far beyond exp's range in float64 (exp(710) is inf): only a stable forward and
+    # backward (subtract the maximum) get it right. In the last, rows a thousand apart, the second with
+    # its maximum twice: the maximum subtracted must be each row's own (input.max() over every entry
+    # sends the first row's exponentials to 0).
     cases=(Case((TensorSpec((3, 5)),)), Case((TensorSpec((6,)),)), Case((TensorSpec((2, 3, 4)),)),
-           Case((TensorSpec((2, 4), low=700.0, high=800.0),))),
-    mistakes=(Mistake("the softmax is normalised over dimension 0 instead of the last: the weights of "
+           Case((TensorSpec((2, 4), low=700.0, high=800.0),)),
+           Case((FixedTensor((0.0, 1.0, -2.0, 0.5, 1000.0, 1001.0, 1001.0, 999.0), (2, 4)),))),
+    mistakes=(Mistake("the maximum subtracted is input.max(), the largest entry of the whole tensor: in a "
+                      "row whose entries all lie far below it, every exponential rounds to 0 and the log of "
+                      "their sum is -inf. Subtract each row's own maximum, m = input.amax(dim=-1, "
+                      "keepdim=True), and add it back, m.squeeze(-1) + (input - m).exp().sum(-1).log().",
+                      lambda input: input.max() + (input - input.max()).exp().sum(-1).log()),
+              Mistake("the softmax is normalised over dimension 0 instead of the last: the weights of "
                       "grad_output are exp(input - result) along the dimension forward reduces, "
                       "torch.softmax(input, dim=-1).", backward=lambda input: _weighted(input, 0)),
               Mistake("the weights of grad_output are exp(result - input), one over the softmax: the "

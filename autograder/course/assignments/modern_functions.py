@@ -96,8 +96,9 @@ SOFTPLUS = Problem(
     summary="log(1 + exp(x)) computed stably, with generate_vmap_rule = True",
     reference=F.softplus,
     cases=(Case((TensorSpec((3, 4), low=-3.0, high=3.0),)), Case((TensorSpec((6,), low=-3.0, high=3.0),)),
-           # the lesson promises values as large as ±1000: exp overflows there unless the formula is stable
-           Case((FixedTensor((-1000.0, -40.0, -2.5, 0.5, 40.0, 1000.0)),))),
+           # the lesson promises values as large as ±1000: exp overflows there unless the formula is stable;
+           # at exactly 0 a derivative taken term by term of the stable formula (x > 0, x.sign()) loses 1/2
+           Case((FixedTensor((-1000.0, -40.0, -2.5, 0.0, 0.5, 40.0, 1000.0)),))),
     extra_checks=("vmap",),
     saves=True,
     solution=Softplus,
@@ -109,7 +110,9 @@ SOFTSIGN = Problem(
     name="softsign",
     summary="the custom op course::softsign, x / (1 + |x|), with register_fake and register_autograd",
     reference=lambda x: x / (1 + x.abs()),
-    cases=(Case((TensorSpec((3, 4), avoid=(0.0,)),)), Case((TensorSpec((5,), avoid=(0.0,)),))),
+    cases=(Case((TensorSpec((3, 4), avoid=(0.0,)),)), Case((TensorSpec((5,), avoid=(0.0,)),)),
+           # differentiable at 0 (derivative 1), as the lesson tries: x / x.abs() for the sign is NaN there
+           Case((FixedTensor((-3.0, -0.5, 0.0, -0.0, 0.5, 3.0)),))),
     kind="callable",
     extra_checks=("opcheck",),
     elementwise=True,
