@@ -45,6 +45,18 @@ def judge_extra(check: str) -> Callable[[Judging], Finding | None]:
     return judge
 
 
+def judge_tangent_unchanged(view: Judging) -> Finding | None:
+    """Forward mode's twin of grad_output unchanged: the tangent a jvp is given belongs to the caller."""
+    for case, result in zip(view.cases, view.data.api_results("forward mode")):
+        if result is not None and result.tangent_changed:
+            t = view.learner("jvp", ["x_tangent"])[0]
+            return fail(case.intro + f"jvp changed {t}, the tangent it is given, in place (such as "
+                                     f"{t}.mul_(...) or {t} *= ...). {t} belongs to the caller: it is the "
+                                     f"tangent given to make_dual or torch.func.jvp, which then comes back "
+                                     f"changed. Return a new tensor: {t} * (...), not {t}.mul_(...).")
+    return None
+
+
 def _tangent_times(view: Judging, case, name: str, mine: torch.Tensor, right: torch.Tensor) -> str:
     """What an elementwise jvp multiplies the tangent by, when it is the input, the output or the
     derivative taken at the output, instead of the derivative."""

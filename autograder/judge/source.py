@@ -30,8 +30,10 @@ class SourceFacts:
     bound: how its name is bound ("class", "function" where only functions bear the name, "missing" where
     nothing does, "" where it cannot be told); saves: ctx.save_for_backward appears in the submission;
     companion_named: the companion's name is used outside its own definition; ctx_kept: (attribute,
-    argument) a tensor argument forward keeps on ctx; inputs_changed, grad_changed: (argument, line) an
-    argument forward (backward) changes in place."""
+    argument) a tensor argument (or "output") forward or setup_context (kept_in) keeps on ctx;
+    inputs_changed, grad_changed, tangent_changed: (argument, line) an argument forward or setup_context
+    (backward, jvp) changes in place. A custom op (torch.library) is read through the functions its
+    register_autograd names."""
 
     bound: str = ""
     saves: bool = True
@@ -39,6 +41,8 @@ class SourceFacts:
     ctx_kept: tuple[tuple[str, str], ...] = ()
     inputs_changed: tuple[tuple[str, str], ...] = ()
     grad_changed: tuple[tuple[str, str], ...] = ()
+    tangent_changed: tuple[tuple[str, str], ...] = ()
+    kept_in: str = "forward"  # the method that keeps ctx_kept: forward, or setup_context
 
 
 @dataclass(frozen=True)
@@ -167,9 +171,10 @@ def _changed(function: ast.FunctionDef | None, arguments: list[str], lines: list
     return tuple(dict.fromkeys(found))
 
 
-def _kept_on_ctx(forward: ast.FunctionDef | None, ctx: str, arguments: list[str]) -> tuple:
-    """(attribute, argument) for each tensor argument forward surely keeps as an attribute of ctx (and
-    never sets again or deletes)."""
+def _kept_on_ctx(forward: ast.FunctionDef | None, ctx: str, arguments: list[str], inputs: str = "",
+                 tensors: list[bool] | None = None) -> tuple:
+    """(attribute, argument) for each tensor argument forward (or setup_context) surely keeps as an
+    attribute of ctx (and never sets again or deletes); in setup_context, `inputs[k]` of a tensor too."""
     if forward is None:
         return ()
     sets: dict[str, int] = {}
@@ -189,6 +194,10 @@ def _kept_on_ctx(forward: ast.FunctionDef | None, ctx: str, arguments: list[str]
             if isinstance(v, ast.Name) and v.id in arguments \
                     and not [n for n in _assigned_lines(forward, v.id) if n < statement.lineno]:
                 found.append((target.attr, v.id))
+            k = _item(v, inputs) if inputs else None
+            if k is not None and tensors and k < len(tensors) and tensors[k] \
+                    and not [n for n in _assigned_lines(forward, inputs) if n < statement.lineno]:
+                found.append((target.attr, f"{inputs}[{k}]"))
     return tuple(found)
 
 
@@ -213,21 +222,109 @@ def read_source(problem, cells: list[str], modules: dict[str, str], tensors: lis
                    "companion_named": not companion or _names_used(code, companion,
                                                                    _located(code, companion)[1])}
     if problem.kind != "function":
-        return SourceFacts(**facts)
+        return SourceFacts(**facts, **_custom_op(code, problem.lookup, tensors))
     bound, cls, where = _located(code, problem.lookup)
     if cls is None or where is None:
-        return SourceFacts(bound, **facts)
+        return SourceFacts(bound, **facts, **_custom_op(code, problem.lookup, tensors))
     forward, backward = _method(cls, "forward"), _method(cls, "backward")
-    if forward is not None and _method(cls, "setup_context") is None and forward.args.vararg is None \
-            and forward.args.args:
+    setup = _method(cls, "setup_context")
+    if forward is not None and setup is None and forward.args.vararg is None and forward.args.args:
         ctx, *names = [a.arg for a in forward.args.args]
         arguments = [n for n, t in zip(names, tensors) if t]
         dirty = any(isinstance(n, ast.Attribute) and n.attr == "mark_dirty" for n in ast.walk(forward))
         facts["ctx_kept"] = _kept_on_ctx(forward, ctx, arguments)
         facts["inputs_changed"] = () if dirty else _changed(forward, arguments, where.lines)
+    elif forward is not None and setup is not None and forward.args.vararg is None:
+        facts.update(_with_setup_context(forward, setup, tensors, where.lines))
     if backward is not None and backward.args.vararg is None:
         facts["grad_changed"] = _changed(backward, [a.arg for a in backward.args.args[1:]], where.lines)
+    jvp = _method(cls, "jvp")
+    if jvp is not None and jvp.args.vararg is None:
+        facts["tangent_changed"] = _changed(jvp, [a.arg for a in jvp.args.args[1:]], where.lines)
     return SourceFacts(bound, **facts)
+
+
+def _from_inputs(setup: ast.FunctionDef, inputs: str, tensors: list[bool]) -> dict[str, int]:
+    """The names setup_context binds to forward's tensor arguments, by position, from its `inputs`
+    (`x, = inputs`, `(x, w) = inputs`, `x = inputs[0]`), where run whenever setup_context is."""
+    found: dict[str, int] = {}
+    for statement in _always_run(setup.body):
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+            continue
+        target, value = statement.targets[0], statement.value
+        if _is(value, inputs) and isinstance(target, (ast.Tuple, ast.List)):
+            for k, element in enumerate(target.elts):
+                if isinstance(element, ast.Starred):
+                    break
+                if isinstance(element, ast.Name):
+                    found[element.id] = k
+        elif isinstance(target, ast.Name) and _item(value, inputs) is not None:
+            found[target.id] = _item(value, inputs)
+    return {n: k for n, k in found.items() if k < len(tensors) and tensors[k]
+            and len(_assigned_lines(setup, n)) == 1}
+
+
+def _item(node: ast.AST, inputs: str) -> int | None:
+    """k for `inputs[k]` (k a non-negative constant)."""
+    if isinstance(node, ast.Subscript) and _is(node.value, inputs) and isinstance(node.slice, ast.Constant) \
+            and type(node.slice.value) is int and node.slice.value >= 0:
+        return node.slice.value
+    return None
+
+
+def _with_setup_context(forward: ast.FunctionDef, setup: ast.FunctionDef, tensors: list[bool],
+                        lines: list[str]) -> dict:
+    """The facts of a forward without ctx and its setup_context(ctx, inputs, output): the tensors
+    setup_context keeps on ctx, and the inputs forward or setup_context changes in place."""
+    facts: dict = {}
+    if setup.args.vararg is None and len(setup.args.args) == 3:
+        ctx, inputs, output = (a.arg for a in setup.args.args)
+        bound = _from_inputs(setup, inputs, tensors)
+        facts["ctx_kept"] = _kept_on_ctx(setup, ctx, [*bound, output], inputs, tensors)
+        facts["kept_in"] = "setup_context"
+        dirty = any(isinstance(n, ast.Attribute) and n.attr == "mark_dirty" for n in ast.walk(setup))
+        if not dirty:
+            arguments = [a.arg for a, t in zip(forward.args.args, tensors) if t]
+            facts["inputs_changed"] = (_changed(forward, arguments, lines)
+                                       or _changed(setup, list(bound), lines))
+    return facts
+
+
+def _custom_op(code: list[_Code], name: str, tensors: list[bool]) -> dict:
+    """The facts of a custom op bound to name, read in the setup_context and backward its one
+    register_autograd names (`name.register_autograd(backward, setup_context=setup)`, or
+    torch.library.register_autograd("namespace::name", ...)), each a function defined once."""
+    calls = [n for c in code for n in ast.walk(c.tree) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Attribute) and n.func.attr == "register_autograd"
+             and (_is(n.func.value, name) or (n.args and isinstance(n.args[0], ast.Constant)
+                                              and str(n.args[0].value).endswith("::" + name)))]
+    if len(calls) != 1:
+        return {}
+    positional = [a for a in calls[0].args if not isinstance(a, ast.Constant)]
+    setup = next((k.value for k in calls[0].keywords if k.arg == "setup_context"), None)
+    facts: dict = {}
+    setup_def = _defined_once(code, setup)
+    backward_def = _defined_once(code, positional[0] if positional else None)
+    if setup_def is not None and setup_def[0].args.vararg is None and len(setup_def[0].args.args) == 3:
+        ctx, inputs, output = (a.arg for a in setup_def[0].args.args)
+        bound = _from_inputs(setup_def[0], inputs, tensors)
+        facts["ctx_kept"] = _kept_on_ctx(setup_def[0], ctx, [*bound, output], inputs, tensors)
+        facts["kept_in"] = "setup_context"
+    if backward_def is not None and backward_def[0].args.vararg is None:
+        function, lines = backward_def
+        facts["grad_changed"] = _changed(function, [a.arg for a in function.args.args[1:]], lines)
+    return facts
+
+
+def _defined_once(code: list[_Code], node: ast.AST | None) -> tuple[ast.FunctionDef, list[str]] | None:
+    """The one def statement of the function a name refers to, and its code's lines (None for anything
+    else: a lambda, a name bound twice)."""
+    if not isinstance(node, ast.Name):
+        return None
+    found, _ = _bindings(code, node.id)
+    if len(found) == 1 and isinstance(found[0][0], ast.FunctionDef):
+        return found[0][0], found[0][1].lines
+    return None
 
 
 def tensor_arguments(problem, seed: int) -> list[bool]:
@@ -252,8 +349,10 @@ def contradiction(check: str, problem, facts: SourceFacts | None) -> str | None:
                     f"forward, and read them back from ctx.saved_tensors.")
         if facts.ctx_kept:
             attr, argument = facts.ctx_kept[0]
-            return (f"forward keeps {argument}, one of its inputs, as ctx.{attr}, a plain attribute of ctx "
-                    f"{read}. In forward, ctx.save_for_backward({argument}); in backward, read it back from "
+            what = "its output" if argument == "output" and facts.kept_in == "setup_context" \
+                else f"{argument}, one of its inputs,"
+            return (f"{facts.kept_in} keeps {what} as ctx.{attr}, a plain attribute of ctx {read}. In "
+                    f"{facts.kept_in}, ctx.save_for_backward({argument}); in backward, read it back from "
                     f"ctx.saved_tensors.")
     if check == "inputs unchanged" and facts.inputs_changed:
         argument, line = facts.inputs_changed[0]
@@ -264,6 +363,10 @@ def contradiction(check: str, problem, facts: SourceFacts | None) -> str | None:
         argument, line = facts.grad_changed[0]
         return (f"backward changes {argument} in place (`{line}`) {read}: {argument} belongs to autograd. "
                 f"Work on a copy, {argument}.clone().")
+    if check == "tangent unchanged" and facts.tangent_changed:
+        argument, line = facts.tangent_changed[0]
+        return (f"jvp changes {argument}, the tangent it is given, in place (`{line}`) {read}: {argument} "
+                f"belongs to the caller. Return a new tensor: {argument} * (...).")
     if check == "companion used" and not facts.companion_named:
         companion = problem.companion
         return (f"Your code never uses {companion} outside its own definition {read}, so {name}.backward "

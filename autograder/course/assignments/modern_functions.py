@@ -112,6 +112,7 @@ SOFTSIGN = Problem(
     cases=(Case((TensorSpec((3, 4), avoid=(0.0,)),)), Case((TensorSpec((5,), avoid=(0.0,)),))),
     kind="callable",
     extra_checks=("opcheck",),
+    saves=True,  # setup_context keeps x with ctx.save_for_backward, as for a Function
     elementwise=True,
     derivative="1 / (1 + |x|) ** 2",
 )
