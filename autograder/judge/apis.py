@@ -47,8 +47,13 @@ def judge_extra(check: str) -> Callable[[Judging], Finding | None]:
 
 def judge_tangent_unchanged(view: Judging) -> Finding | None:
     """Forward mode's twin of grad_output unchanged: the tangent a jvp is given belongs to the caller."""
-    for case, result in zip(view.cases, view.data.api_results("forward mode")):
-        if result is not None and result.tangent_changed:
+    results = view.data.api_results("forward mode")
+    if not results:
+        return fail(f"No forward mode result came back for {view.lookup}.")
+    for case, result in zip(view.cases, results):
+        if result is None or result.error is not None:
+            return fail(case.intro + "not graded: forward mode did not run to its end (see forward mode).")
+        if result.tangent_changed:
             t = view.learner("jvp", ["x_tangent"])[0]
             return fail(case.intro + f"jvp changed {t}, the tangent it is given, in place (such as "
                                      f"{t}.mul_(...) or {t} *= ...). {t} belongs to the caller: it is the "

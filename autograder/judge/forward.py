@@ -164,6 +164,15 @@ def _changed_by_the_apis(view: Judging) -> Finding | None:
 
 
 def judge_save_for_backward(view: Judging) -> Finding | None:
+    found = _saved_for_backward(view)
+    if found is not None and not found.passed and view.cases[0].measured.ctx_tensors \
+            and view.data.names.jvp is not None:
+        return fail(found.message + " The tensors jvp reads go through ctx.save_for_forward in the same way "
+                                    "(read back from ctx.saved_tensors in jvp).")
+    return found
+
+
+def _saved_for_backward(view: Judging) -> Finding | None:
     case = view.cases[0]
     kept = case.measured.ctx_tensors or []
     # a forward without ctx leaves ctx to setup_context (a Function's, or a custom op's)
