@@ -3,11 +3,14 @@ so that a rule check rests on more than what the worker says.
 
 Everything a worker sends can be written by the submission itself (docs/instructors.md, "What a takeover
 can do"). Values are checked against the reference, which a worker never sees; the rules
-(save_for_backward, no tensor kept on ctx, inputs and grad_output left as they were, the companion
-Function used, the name bound to a Function) are not values. A check of those passes only when the worker
-says it does and the source does not show the contrary. Each fact below is one that a right run of the
-same code would show too (a statement run whenever the method is: not under an if, a loop or a try), so
-an honest worker's verdicts never change, and a forged "passed" needs a source that agrees.
+(save_for_backward, no tensor kept on ctx, inputs, grad_output and tangents left as they were, the
+companion Function used, the name bound to a Function) are not values; they are read in every way the
+lessons write a Function: forward(ctx, ...), setup_context, jvp, a vmap rule, and the setup_context and
+backward a custom op's register_autograd names (source_ast.py reads each method). A check of those
+passes only when the worker says it does and the source does not show the contrary. Each fact below is
+one that a right run of the same code would show too (a statement run whenever the method is: not under
+an if, a loop or a try), so an honest worker's verdicts never change, and a forged "passed" needs a
+source that agrees.
 """
 
 from __future__ import annotations
@@ -15,13 +18,14 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-# Methods that change every value of a tensor of random numbers (randn): a Function that calls one on its
-# input (or grad_output) in place changes it, as the worker would measure.
-CHANGING = frozenset({
-    "add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "exp_", "log_", "neg_", "abs_", "pow_",
-    "sqrt_", "relu_", "clamp_", "clamp_min_", "clamp_max_", "masked_fill_", "sigmoid_", "tanh_", "sin_",
-    "cos_", "square_", "normal_", "uniform_", "addmm_", "addcmul_", "addcdiv_", "index_fill_", "scatter_",
-    "scatter_add_", "index_add_", "floor_", "ceil_", "round_", "sign_", "reciprocal_", "exponential_"})
+from autograder.judge.source_ast import (
+    changed,
+    from_inputs,
+    input_names,
+    is_name,
+    kept_on_ctx,
+    with_setup_context,
+)
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,7 @@ class SourceFacts:
     grad_changed: tuple[tuple[str, str], ...] = ()
     tangent_changed: tuple[tuple[str, str], ...] = ()
     kept_in: str = "forward"  # the method that keeps ctx_kept: forward, or setup_context
+    changed_in: str = "forward"  # where inputs_changed are changed: forward, setup_context, the vmap rule
 
 
 @dataclass(frozen=True)
@@ -111,96 +116,6 @@ def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
     return found[0] if len(found) == 1 else None
 
 
-def _always_run(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The statements run whenever the body is, in order, up to the first that leaves it: `with` blocks
-    are entered; if, loops, try and match may skip theirs."""
-    out = []
-    for statement in body:
-        if isinstance(statement, (ast.With, ast.AsyncWith)):
-            out += _always_run(statement.body)
-        else:
-            out.append(statement)
-        if isinstance(statement, (ast.Return, ast.Raise)):
-            break
-    return out
-
-
-def _assigned_lines(function: ast.FunctionDef, name: str) -> list[int]:
-    """The lines where the function binds name again (the argument then no longer is the caller's)."""
-    lines = []
-    for node in ast.walk(function):
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
-            lines.append(node.lineno)
-        elif isinstance(node, (ast.FunctionDef, ast.Lambda)) and node is not function:
-            continue
-    return lines
-
-
-def _changes(statement: ast.stmt, name: str) -> bool:
-    """Whether the statement changes the tensor `name` in place."""
-    if isinstance(statement, ast.AugAssign):
-        return isinstance(statement.target, ast.Name) and statement.target.id == name
-    if isinstance(statement, ast.Assign):
-        return any(isinstance(t, ast.Subscript) and _is(t.value, name) for t in statement.targets)
-    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-        call = statement.value
-        if isinstance(call.func, ast.Attribute) and call.func.attr in CHANGING and _is(call.func.value, name):
-            return True
-        return any(k.arg == "out" and _is(k.value, name) for k in call.keywords)
-    return False
-
-
-def _is(node: ast.AST, name: str) -> bool:
-    """name itself, or name.data."""
-    if isinstance(node, ast.Attribute) and node.attr == "data":
-        node = node.value
-    return isinstance(node, ast.Name) and node.id == name
-
-
-def _changed(function: ast.FunctionDef | None, arguments: list[str], lines: list[str]) -> tuple:
-    """(argument, line) for each argument the function surely changes in place before binding it again."""
-    if function is None:
-        return ()
-    found = []
-    for statement in _always_run(function.body):
-        for name in arguments:
-            again = [n for n in _assigned_lines(function, name) if n < statement.lineno]
-            if not again and _changes(statement, name):
-                line = lines[statement.lineno - 1] if statement.lineno <= len(lines) else ""
-                found.append((name, line.strip()[:120]))
-    return tuple(dict.fromkeys(found))
-
-
-def _kept_on_ctx(forward: ast.FunctionDef | None, ctx: str, arguments: list[str], inputs: str = "",
-                 tensors: list[bool] | None = None) -> tuple:
-    """(attribute, argument) for each tensor argument forward (or setup_context) surely keeps as an
-    attribute of ctx (and never sets again or deletes); in setup_context, `inputs[k]` of a tensor too."""
-    if forward is None:
-        return ()
-    sets: dict[str, int] = {}
-    for node in ast.walk(forward):
-        if isinstance(node, ast.Attribute) and _is(node.value, ctx) \
-                and isinstance(node.ctx, (ast.Store, ast.Del)):
-            sets[node.attr] = sets.get(node.attr, 0) + 1
-    found = []
-    for statement in _always_run(forward.body):
-        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
-            continue
-        target, value = statement.targets[0], statement.value
-        if not (isinstance(target, ast.Attribute) and _is(target.value, ctx) and sets.get(target.attr) == 1):
-            continue
-        values = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
-        for v in values:
-            if isinstance(v, ast.Name) and v.id in arguments \
-                    and not [n for n in _assigned_lines(forward, v.id) if n < statement.lineno]:
-                found.append((target.attr, v.id))
-            k = _item(v, inputs) if inputs else None
-            if k is not None and tensors and k < len(tensors) and tensors[k] \
-                    and not [n for n in _assigned_lines(forward, inputs) if n < statement.lineno]:
-                found.append((target.attr, f"{inputs}[{k}]"))
-    return tuple(found)
-
-
 def _names_used(code: list[_Code], name: str, own: ast.ClassDef | None) -> bool:
     inside = {id(n) for n in ast.walk(own)} if own is not None else set()
     for c in code:
@@ -232,62 +147,21 @@ def read_source(problem, cells: list[str], modules: dict[str, str], tensors: lis
         ctx, *names = [a.arg for a in forward.args.args]
         arguments = [n for n, t in zip(names, tensors) if t]
         dirty = any(isinstance(n, ast.Attribute) and n.attr == "mark_dirty" for n in ast.walk(forward))
-        facts["ctx_kept"] = _kept_on_ctx(forward, ctx, arguments)
-        facts["inputs_changed"] = () if dirty else _changed(forward, arguments, where.lines)
+        facts["ctx_kept"] = kept_on_ctx(forward, ctx, arguments)
+        facts["inputs_changed"] = () if dirty else changed(forward, arguments, where.lines)
     elif forward is not None and setup is not None and forward.args.vararg is None:
-        facts.update(_with_setup_context(forward, setup, tensors, where.lines))
+        facts.update(with_setup_context(forward, setup, tensors, where.lines))
     if backward is not None and backward.args.vararg is None:
-        facts["grad_changed"] = _changed(backward, [a.arg for a in backward.args.args[1:]], where.lines)
+        facts["grad_changed"] = changed(backward, [a.arg for a in backward.args.args[1:]], where.lines)
+    rule = _method(cls, "vmap")
+    if not facts.get("inputs_changed") and rule is not None and rule.args.vararg is None:
+        facts["inputs_changed"] = changed(rule, [a.arg for a, t in zip(rule.args.args[2:], tensors) if t],
+                                           where.lines)
+        facts["changed_in"] = "the vmap rule"
     jvp = _method(cls, "jvp")
     if jvp is not None and jvp.args.vararg is None:
-        facts["tangent_changed"] = _changed(jvp, [a.arg for a in jvp.args.args[1:]], where.lines)
+        facts["tangent_changed"] = changed(jvp, [a.arg for a in jvp.args.args[1:]], where.lines)
     return SourceFacts(bound, **facts)
-
-
-def _from_inputs(setup: ast.FunctionDef, inputs: str, tensors: list[bool]) -> dict[str, int]:
-    """The names setup_context binds to forward's tensor arguments, by position, from its `inputs`
-    (`x, = inputs`, `(x, w) = inputs`, `x = inputs[0]`), where run whenever setup_context is."""
-    found: dict[str, int] = {}
-    for statement in _always_run(setup.body):
-        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
-            continue
-        target, value = statement.targets[0], statement.value
-        if _is(value, inputs) and isinstance(target, (ast.Tuple, ast.List)):
-            for k, element in enumerate(target.elts):
-                if isinstance(element, ast.Starred):
-                    break
-                if isinstance(element, ast.Name):
-                    found[element.id] = k
-        elif isinstance(target, ast.Name) and _item(value, inputs) is not None:
-            found[target.id] = _item(value, inputs)
-    return {n: k for n, k in found.items() if k < len(tensors) and tensors[k]
-            and len(_assigned_lines(setup, n)) == 1}
-
-
-def _item(node: ast.AST, inputs: str) -> int | None:
-    """k for `inputs[k]` (k a non-negative constant)."""
-    if isinstance(node, ast.Subscript) and _is(node.value, inputs) and isinstance(node.slice, ast.Constant) \
-            and type(node.slice.value) is int and node.slice.value >= 0:
-        return node.slice.value
-    return None
-
-
-def _with_setup_context(forward: ast.FunctionDef, setup: ast.FunctionDef, tensors: list[bool],
-                        lines: list[str]) -> dict:
-    """The facts of a forward without ctx and its setup_context(ctx, inputs, output): the tensors
-    setup_context keeps on ctx, and the inputs forward or setup_context changes in place."""
-    facts: dict = {}
-    if setup.args.vararg is None and len(setup.args.args) == 3:
-        ctx, inputs, output = (a.arg for a in setup.args.args)
-        bound = _from_inputs(setup, inputs, tensors)
-        facts["ctx_kept"] = _kept_on_ctx(setup, ctx, [*bound, output], inputs, tensors)
-        facts["kept_in"] = "setup_context"
-        dirty = any(isinstance(n, ast.Attribute) and n.attr == "mark_dirty" for n in ast.walk(setup))
-        if not dirty:
-            arguments = [a.arg for a, t in zip(forward.args.args, tensors) if t]
-            facts["inputs_changed"] = (_changed(forward, arguments, lines)
-                                       or _changed(setup, list(bound), lines))
-    return facts
 
 
 def _custom_op(code: list[_Code], name: str, tensors: list[bool]) -> dict:
@@ -296,7 +170,7 @@ def _custom_op(code: list[_Code], name: str, tensors: list[bool]) -> dict:
     torch.library.register_autograd("namespace::name", ...)), each a function defined once."""
     calls = [n for c in code for n in ast.walk(c.tree) if isinstance(n, ast.Call)
              and isinstance(n.func, ast.Attribute) and n.func.attr == "register_autograd"
-             and (_is(n.func.value, name) or (n.args and isinstance(n.args[0], ast.Constant)
+             and (is_name(n.func.value, name) or (n.args and isinstance(n.args[0], ast.Constant)
                                               and str(n.args[0].value).endswith("::" + name)))]
     if len(calls) != 1:
         return {}
@@ -307,12 +181,14 @@ def _custom_op(code: list[_Code], name: str, tensors: list[bool]) -> dict:
     backward_def = _defined_once(code, positional[0] if positional else None)
     if setup_def is not None and setup_def[0].args.vararg is None and len(setup_def[0].args.args) == 3:
         ctx, inputs, output = (a.arg for a in setup_def[0].args.args)
-        bound = _from_inputs(setup_def[0], inputs, tensors)
-        facts["ctx_kept"] = _kept_on_ctx(setup_def[0], ctx, [*bound, output], inputs, tensors)
-        facts["kept_in"] = "setup_context"
+        bound = from_inputs(setup_def[0], inputs, tensors)
+        facts["ctx_kept"] = kept_on_ctx(setup_def[0], ctx, [*bound, output], inputs, tensors)
+        facts["kept_in"] = facts["changed_in"] = "setup_context"
+        facts["inputs_changed"] = changed(setup_def[0], input_names(bound, inputs, tensors), setup_def[1],
+                                          tuple(bound))
     if backward_def is not None and backward_def[0].args.vararg is None:
         function, lines = backward_def
-        facts["grad_changed"] = _changed(function, [a.arg for a in function.args.args[1:]], lines)
+        facts["grad_changed"] = changed(function, [a.arg for a in function.args.args[1:]], lines)
     return facts
 
 
@@ -356,8 +232,8 @@ def contradiction(check: str, problem, facts: SourceFacts | None) -> str | None:
                     f"ctx.saved_tensors.")
     if check == "inputs unchanged" and facts.inputs_changed:
         argument, line = facts.inputs_changed[0]
-        return (f"forward changes {argument} in place (`{line}`) without saying so with ctx.mark_dirty "
-                f"{read}, so the caller's {argument} comes back changed: work on a copy, "
+        return (f"{facts.changed_in} changes {argument} in place (`{line}`) without saying so with "
+                f"ctx.mark_dirty {read}, so the caller's {argument} comes back changed: work on a copy, "
                 f"{argument}.clone().")
     if check == "grad_output unchanged" and facts.grad_changed:
         argument, line = facts.grad_changed[0]
