@@ -2279,12 +2279,14 @@ WAYS_WRONG = {
 }
 
 WAYS_RIGHT = {
-    "inputs/ctx": ("Exp", EXP.format(forward="result = x.clone()\n        result.exp_()  # on a fresh copy\n"
-                                             "        ctx.save_for_backward(result)\n        return result",
-                                     backward=L_EXP_BACKWARD)),
-    "inputs/setup_context": ("Tanh", TANH_MODERN.replace("return torch.tanh(x)",
-                                                         "y = x.clone()\n        y.tanh_()\n"
-                                                         "        return y")),
+    "inputs/ctx": ("MyReLU", MYRELU.format(forward="ctx.save_for_backward(input)\n"
+                                                   "        out = input.clone()\n"
+                                                   "        out.clamp_(min=0)  # in place, on a fresh copy\n"
+                                                   "        return out",
+                                           backward=MYRELU_LOADED + "return grad_output * (input > 0)")),
+    "inputs/setup_context": ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="s").replace(
+        "ctx.save_for_backward(inputs[0])", "x, = inputs\n        ctx.save_for_backward(x.sigmoid())")
+        .replace("x, = ctx.saved_tensors", "s, = ctx.saved_tensors")),
     "inputs/jvp": ("Tanh", TANH_MODERN.replace("ctx.save_for_forward(output)",
                                        "ctx.save_for_forward(inputs[0])")
                    .replace("        y, = ctx.saved_tensors\n        return x_t * (1 - y * y)",
