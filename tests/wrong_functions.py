@@ -1288,7 +1288,7 @@ LEARNER2 = [
      "forward", "exp overflows to inf in float64"),
     ("Tanh", TANH_MODERN.replace("ctx.save_for_backward(output)", "ctx.y = output").replace(
         "y, = ctx.saved_tensors\n        return grad_output", "y = ctx.y\n        return grad_output"),
-     "save_for_backward", "forward keeps its output as ctx.y, a plain attribute of ctx"),
+     "save_for_backward", "setup_context keeps its output as ctx.y, a plain attribute of ctx"),
     ("Exp", EXP.format(forward="result = torch.from_numpy(np.exp(x.numpy()))\n"
                                "        ctx.save_for_backward(result)\n        return result",
                        backward=L_EXP_BACKWARD),
@@ -2181,7 +2181,7 @@ WAYS_WRONG = {
         "ctx.save_for_backward(inputs[0])", "x, = inputs\n        ctx.save_for_backward(x.sigmoid_())  # all "
                                             "backward needs").replace("x, = ctx.saved_tensors", "s, = "
                                                                                                 "ctx.saved_tensors"),
-        "inputs unchanged", "forward changed x in place"),
+        "inputs unchanged", "forward or setup_context changed x in place"),
     "inputs/jvp": ("Tanh", TANH_MODERN.replace("ctx.save_for_forward(output)",
                                        "ctx.save_for_forward(inputs[0])")
                    .replace("        y, = ctx.saved_tensors\n        return x_t * (1 - y * y)",

@@ -135,6 +135,9 @@ def _extra_cause(view: Judging, check: str, result: ApiResult, case):
             return noted or note(FLOAT32.format(what="the gradient from torch.func.grad"))
         said = difference_cause(got_grad, want_grad.reshape(1, -1), tuple(want_grad.shape), name,
                                 "The gradient from torch.func.grad")
+        if said and result.inputs_changed:
+            said += (f" {name} itself comes back changed from these calls (see inputs unchanged): a change "
+                     f"in place of {name} is the likely cause.")
         return (said, "", []) if said else noted
     if result.report is None:
         return "torch.library.opcheck's report came back malformed, so it is treated as wrong.", "", []

@@ -135,7 +135,9 @@ def judge_inputs_unchanged(view: Judging) -> Finding | None:
             name = case.names[undeclared[0]]
             said = ("its mutates_args says it changes nothing" if view.problem.kind != "function"
                     else "nothing said so with ctx.mark_dirty")
-            return fail(case.intro + f"forward changed {name} in place, so the caller's {name} comes back "
+            who = ("forward or setup_context" if view.data.names.setup_context is not None
+                   or view.problem.kind != "function" else "forward")
+            return fail(case.intro + f"{who} changed {name} in place, so the caller's {name} comes back "
                                      f"changed (and {said}). Leave {name} as it was: work on a copy, result "
                                      f"= {name}.clone(), and change result.")
         if changed:
