@@ -2341,3 +2341,31 @@ WAYS_RIGHT = {
 
 CASES += list(WAYS_WRONG.values())
 RIGHT += list(WAYS_RIGHT.values())
+
+# More of the same cells, written otherwise (each in CASES or RIGHT, outside the matrix)
+CASES += [
+    ("Tanh", TANH_MODERN.replace("ctx.save_for_forward(output)", "ctx.save_for_forward(inputs[0])").replace(
+        "        y, = ctx.saved_tensors\n        return x_t * (1 - y * y)",
+        "        x, = ctx.saved_tensors\n        x.data.tanh_()  # the derivative needs tanh(x)\n"
+        "        return x_t * (1 - x ** 2)"),
+     "inputs unchanged", "jvp, in forward mode, changed x in place"),
+    ("Tanh", TANH_MODERN.replace("return x_t * (1 - y * y)", "x_t *= 1 - y * y\n        return x_t"),
+     "tangent unchanged", "jvp changed x_t, the tangent it is given, in place"),
+    ("softsign", L_SOFTSIGN.replace("course22::", "ways_more1::").replace(
+        "return g / (1 + x.abs()) ** 2", "g /= (1 + x.abs()) ** 2\n    return g"),
+     "grad_output unchanged", "changed grad_output in place"),
+    ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.sigmoid(x)").replace(
+        "ctx.save_for_backward(inputs[0])", "ctx.save_for_backward(inputs[0])\n        ctx.out = output"),
+     "save_for_backward", "setup_context keeps its output as ctx.out"),
+]
+RIGHT += [
+    ("Tanh", TANH_MODERN.replace("return x_t * (1 - y * y)", "return torch.mul(x_t, 1 - y * y)")),
+    ("Tanh", TANH_MODERN.replace("ctx.save_for_backward(output)\n        ctx.save_for_forward(output)",
+                                 "ctx.save_for_backward(inputs[0])\n        ctx.save_for_forward(output)")
+     .replace("y, = ctx.saved_tensors\n        return grad_output * (1 - y * y)",
+              "x, = ctx.saved_tensors\n        return grad_output * (1 - torch.tanh(x) ** 2)")),
+    ("softsign", L_SOFTSIGN.replace("course22::", "ways_more2::").replace(
+        "ctx.save_for_backward(inputs[0])", "ctx.save_for_backward(*inputs)")),
+    ("Softplus", W_SOFTPLUS_VMAP.format(rule="x = x.movedim(in_dims[0], 0) if in_dims[0] is not None else x\n"
+                                             "        return Softplus.apply(x), 0")),
+]
