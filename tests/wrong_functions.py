@@ -1293,7 +1293,7 @@ LEARNER2 = [
      "forward", "exp overflows to inf in float64"),
     ("Tanh", TANH_MODERN.replace("ctx.save_for_backward(output)", "ctx.y = output").replace(
         "y, = ctx.saved_tensors\n        return grad_output", "y = ctx.y\n        return grad_output"),
-     "save_for_backward", "forward keeps its output as ctx.y, a plain attribute of ctx"),
+     "save_for_backward", "setup_context keeps its output as ctx.y, a plain attribute of ctx"),
     ("Exp", EXP.format(forward="result = torch.from_numpy(np.exp(x.numpy()))\n"
                                "        ctx.save_for_backward(result)\n        return result",
                        backward=L_EXP_BACKWARD),
@@ -1760,8 +1760,7 @@ class BatchNorm(Function):
                                             "(1 + torch.exp(x)))")),
     ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.sigmoid(x)").replace(
         "ctx.save_for_backward(inputs[0])", "x, = inputs\n        ctx.save_for_backward(x)")),
-    ("softsign", _softsign("b2ctx", "ctx.save_for_backward(inputs[0])", "ctx.x = inputs[0]")
-     .replace("x, = ctx.saved_tensors", "x = ctx.x")),
+    # (softsign keeping x as ctx.x in its setup_context is wrong, as in a Function: WAYS_WRONG below)
     ("softsign", '''
 @torch.library.custom_op("learner_b2api::softsign", mutates_args=())
 def softsign(x: torch.Tensor) -> torch.Tensor:
@@ -2298,3 +2297,254 @@ ISSUE32_RIGHT = [
 ]
 CASES += ISSUE32
 RIGHT += ISSUE32_RIGHT
+
+# -- issue 32: every rule on every way of writing a Function (tests/judge/test_rule_matrix.py) ------------
+# Keyed by name, the matrix's cells refer to them; each wrong one is in CASES too (the check it fails and
+# words of its cause), each right one in RIGHT.
+
+# setup_context, a forward without ctx: the lesson 7 style
+W_SETUP = '''
+class {name}(Function):
+    @staticmethod
+    def forward({args}):
+        {forward}
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        {setup}
+
+    @staticmethod
+    def backward(ctx, {grads}):
+        {backward}
+'''
+# Softplus with a vmap staticmethod of its own instead of generate_vmap_rule (lesson 7 teaches both)
+W_SOFTPLUS_VMAP = '''
+class Softplus(Function):
+    @staticmethod
+    def forward(x):
+        return x.clamp(min=0) + torch.log1p(torch.exp(-x.abs()))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output * torch.sigmoid(x)
+
+    @staticmethod
+    def vmap(info, in_dims, x):
+        {rule}
+'''
+W_CUBE_SETUP = CUBE.replace('''    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+''', '''    @staticmethod
+    def forward(x):
+        return x ** 3
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+''')
+
+WAYS_WRONG = {
+    # inputs unchanged
+    "inputs/ctx": ("MyReLU", MYRELU.format(forward="ctx.save_for_backward(input.clone())\n"
+                                                   "        return input.clamp_(min=0)",
+                                           backward=MYRELU_LOADED + "return grad_output * (input > 0)"),
+                   "inputs unchanged", "forward changed input in place"),
+    "inputs/setup_context": ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="s").replace(
+        "ctx.save_for_backward(inputs[0])", "x, = inputs\n        ctx.save_for_backward(x.sigmoid_())  # all "
+                                            "backward needs").replace("x, = ctx.saved_tensors", "s, = "
+                                                                                                "ctx.saved_tensors"),
+        "inputs unchanged", "forward or setup_context changed x in place"),
+    "inputs/jvp": ("Tanh", TANH_MODERN.replace("ctx.save_for_forward(output)",
+                                       "ctx.save_for_forward(inputs[0])")
+                   .replace("        y, = ctx.saved_tensors\n        return x_t * (1 - y * y)",
+                            "        x, = ctx.saved_tensors\n        return x_t * (1 - x.tanh_() ** 2)"),
+                   "forward mode", "forward mode changes x in place"),
+    "inputs/vmap": ("Softplus", W_SOFTPLUS_VMAP.format(
+        rule="return torch.log1p(torch.exp(-x.abs())) + x.clamp_(min=0), in_dims[0]"),
+        "inputs unchanged", "under torch.func.vmap, the vmap rule (or forward on the batch) changed x"),
+    "inputs/custom_op": ("softsign", L_SOFTSIGN.replace("course22::", "ways_abs::").replace(
+        "ctx.save_for_backward(inputs[0])", "ctx.save_for_backward(inputs[0].abs_())  # backward needs |x| "
+                                            "only")
+        .replace("x, = ctx.saved_tensors", "a, = ctx.saved_tensors")
+        .replace("return g / (1 + x.abs()) ** 2", "return g / (1 + a) ** 2"),
+        "inputs unchanged", "mutates_args says it changes nothing"),
+    # grad_output unchanged, and its twin of forward mode, tangent unchanged
+    "grad/ctx": ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED +
+                                         "grad_output[input < 0] = 0\n        return grad_output"),
+                 "grad_output unchanged", "backward changed grad_output in place"),
+    "grad/setup_context": ("Exp", W_SETUP.format(name="Exp", args="x", forward="return torch.exp(x)",
+                                                 setup="ctx.save_for_backward(output)",
+                                                 grads="grad_output",
+                                                 backward="y, = ctx.saved_tensors\n"
+                                                          "        return grad_output.mul_(y)"),
+                           "grad_output unchanged", "backward changed grad_output in place"),
+    "grad/jvp": ("Tanh", TANH_MODERN.replace("return x_t * (1 - y * y)", "return x_t.mul_(1 - y * y)"),
+                 "tangent unchanged", "jvp changed x_t, the tangent it is given, in place"),
+    "grad/custom_op": ("softsign", L_SOFTSIGN.replace("course22::", "ways_gdiv::").replace(
+        "return g / (1 + x.abs()) ** 2", "return g.div_((1 + x.abs()) ** 2)"),
+        "grad_output unchanged", "changed grad_output in place"),
+    # save_for_backward, not attributes of ctx
+    "ctx/ctx": ("MyReLU", MYRELU.format(forward="ctx.input = input\n        return input.clamp(min=0)",
+                                        backward="return grad_output * (ctx.input > 0)"),
+                "save_for_backward", "forward keeps input, one of its inputs, as ctx.input"),
+    "ctx/setup_context": ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.sigmoid(x)")
+                          .replace("ctx.save_for_backward(inputs[0])", "ctx.x = inputs[0]")
+                          .replace("x, = ctx.saved_tensors", "x = ctx.x"),
+                          "save_for_backward", "setup_context keeps x, one of its inputs, as ctx.x"),
+    "ctx/jvp": ("Tanh", TANH_MODERN.replace("ctx.save_for_forward(output)", "ctx.y = output  # for jvp")
+                .replace("        y, = ctx.saved_tensors\n        return x_t", "        y = ctx.y\n"
+                                                                                "        return x_t"),
+                "save_for_backward", "through ctx.save_for_forward"),
+    "ctx/custom_op": ("softsign", L_SOFTSIGN.replace("course22::", "ways_ctx::").replace(
+        "ctx.save_for_backward(inputs[0])", "ctx.x = inputs[0]")
+        .replace("x, = ctx.saved_tensors", "x = ctx.x"),
+        "save_for_backward", "setup_context keeps x, one of its inputs, as ctx.x"),
+    # needs_input_grad: the flags read for the wrong input
+    "needs/ctx": ("Something", SOMETHING.format(forward=SOMETHING_SAVED, backward=SOMETHING_LOADED +
+                                                "s = torch.sign(input1 * input2)\n        du = dv = None\n"
+                                                "        if ctx.needs_input_grad[1]:\n"
+                                                "            du = grad_output * s * input2\n"
+                                                "        if ctx.needs_input_grad[0]:\n"
+                                                "            dv = grad_output * s * input1\n"
+                                                "        return du, dv"),
+                  "needs_input_grad", "backward returned None for input1, which needs a gradient"),
+    "needs/setup_context": ("Something", W_SETUP.format(
+        name="Something", args="u, v", forward="return (u * v).abs()", setup="ctx.save_for_backward(*inputs)",
+        grads="g", backward="u, v = ctx.saved_tensors\n        du = dv = None\n"
+                            "        if ctx.needs_input_grad[1]:\n            du = g * v.abs() * u.sign()\n"
+                            "        if ctx.needs_input_grad[0]:\n            dv = g * u.abs() * v.sign()\n"
+                            "        return du, dv"),
+        "needs_input_grad", "backward returned None for u, which needs a gradient"),
+    # grad mode in backward: a backward that must be differentiated cuts its graph with no_grad
+    "gradmode/ctx": ("Square", SQUARE.format(forward=L_SQUARE, backward="x, = ctx.saved_tensors\n"
+                                                                       "        with torch.no_grad():\n"
+                                                                       "            return 2 * x * grad_out"),
+                     "gradgradcheck", "no_grad"),
+    "gradmode/setup_context": ("Exp", W_SETUP.format(name="Exp", args="x", forward="return torch.exp(x)",
+                                                     setup="ctx.save_for_backward(output)",
+                                                     grads="grad_output",
+                                                     backward="y, = ctx.saved_tensors\n"
+                                                              "        with torch.no_grad():\n"
+                                                              "            return grad_output * y"),
+                               "gradgradcheck", "no_grad"),
+    # the companion used
+    "companion/ctx": ("Cube", CUBE.format(cube="return grad_out * 3 * x ** 2",
+                                          cube_backward=CUBE_BACKWARD_RIGHT),
+                      "companion used", "does not go through CubeBackward"),
+    "companion/setup_context": ("Cube", W_CUBE_SETUP.format(cube="return grad_out * 3 * x ** 2",
+                                                            cube_backward=CUBE_BACKWARD_RIGHT),
+                                "companion used", "does not go through CubeBackward"),
+    # None for a non-tensor argument
+    "none/ctx": ("KillHead", KILLHEAD_ANY.format(forward=L_KILLHEAD, backward=KILLHEAD_RIGHT_BACKWARD.replace(
+        "result, None", "result, 0")), "backward returns", "which is not a tensor"),
+    "none/setup_context": ("LayerNorm", W_SETUP.format(
+        name="LayerNorm", args="x, eps=1e-5",
+        forward="mu = x.mean(-1, keepdim=True)\n"
+                "        return (x - mu) * torch.rsqrt(x.var(-1, unbiased=False, keepdim=True) + eps)",
+        setup="x = inputs[0]\n        eps = inputs[1] if len(inputs) > 1 else 1e-5\n"
+              "        ctx.save_for_backward(output, torch.rsqrt(x.var(-1, unbiased=False, keepdim=True) + "
+              "eps))",
+        grads="g", backward="y, r = ctx.saved_tensors\n"
+                            "        return r * (g - g.mean(-1, keepdim=True) - y * (g * y).mean(-1, "
+                            "keepdim=True)), 0.0"),
+        "backward returns", "backward returned a gradient for eps"),
+}
+
+WAYS_RIGHT = {
+    "inputs/ctx": ("MyReLU", MYRELU.format(forward="ctx.save_for_backward(input)\n"
+                                                   "        out = input.clone()\n"
+                                                   "        out.clamp_(min=0)  # in place, on a fresh copy\n"
+                                                   "        return out",
+                                           backward=MYRELU_LOADED + "return grad_output * (input > 0)")),
+    "inputs/setup_context": ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="s").replace(
+        "ctx.save_for_backward(inputs[0])", "x, = inputs\n        ctx.save_for_backward(x.sigmoid())")
+        .replace("x, = ctx.saved_tensors", "s, = ctx.saved_tensors")),
+    "inputs/jvp": ("Tanh", TANH_MODERN.replace("ctx.save_for_forward(output)",
+                                       "ctx.save_for_forward(inputs[0])")
+                   .replace("        y, = ctx.saved_tensors\n        return x_t * (1 - y * y)",
+                            "        x, = ctx.saved_tensors\n        return x_t * (1 - x.tanh() ** 2)")),
+    "inputs/vmap": ("Softplus", W_SOFTPLUS_VMAP.format(rule="return Softplus.apply(x), in_dims[0]")),
+    "inputs/custom_op": ("softsign", L_SOFTSIGN.replace("course22::", "ways_absr::").replace(
+        "ctx.save_for_backward(inputs[0])", "ctx.save_for_backward(inputs[0].abs())")
+        .replace("x, = ctx.saved_tensors", "a, = ctx.saved_tensors")
+        .replace("return g / (1 + x.abs()) ** 2", "return g / (1 + a) ** 2")),
+    "grad/ctx": ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED + (
+        "grad_input = grad_output.clone()\n        grad_input[input < 0] = 0\n        return grad_input"))),
+    "grad/setup_context": ("Exp", W_SETUP.format(name="Exp", args="x", forward="return torch.exp(x)",
+                                                 setup="ctx.save_for_backward(output)",
+                                                 grads="grad_output",
+                                                 backward="y, = ctx.saved_tensors\n"
+                                                          "        return grad_output.clone().mul_(y)")),
+    "grad/jvp": ("Tanh", TANH_MODERN.replace("return x_t * (1 - y * y)",
+                                             "return x_t.clone().mul_(1 - y * y)")),
+    "grad/custom_op": ("softsign", L_SOFTSIGN.replace("course22::", "ways_gdivr::").replace(
+        "return g / (1 + x.abs()) ** 2", "return g.div((1 + x.abs()) ** 2)")),
+    "ctx/ctx": ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED +
+                                        "return grad_output * (input > 0)")),
+    "ctx/setup_context": ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.sigmoid(x)")
+                          .replace("ctx.save_for_backward(inputs[0])",
+                                   "x, = inputs\n        ctx.save_for_backward(x)\n        ctx.big = 20.0")),
+    "ctx/jvp": ("Tanh", TANH_MODERN),
+    "ctx/custom_op": ("softsign", L_SOFTSIGN.replace("course22::", "ways_ctxr::").replace(
+        "ctx.save_for_backward(inputs[0])", "x, = inputs\n    ctx.save_for_backward(x)\n"
+                                            "    ctx.shape = x.shape")),
+    "needs/ctx": ("LinearFunction", LINEAR.format(body=L_LINEAR)),
+    "needs/setup_context": ("Something", W_SETUP.format(
+        name="Something", args="u, v", forward="return (u * v).abs()", setup="ctx.save_for_backward(*inputs)",
+        grads="g", backward="u, v = ctx.saved_tensors\n        du = dv = None\n"
+                            "        if ctx.needs_input_grad[0]:\n            du = g * v.abs() * u.sign()\n"
+                            "        if ctx.needs_input_grad[1]:\n            dv = g * u.abs() * v.sign()\n"
+                            "        return du, dv")),
+    # a first-order backward may compute without recording (no_grad), or with autograd itself
+    "gradmode/ctx": ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED + (
+        "with torch.enable_grad():\n            x = input.detach().requires_grad_()\n"
+        "            return torch.autograd.grad(x.clamp(min=0), x, grad_output)[0]"))),
+    "gradmode/setup_context": ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="s").replace(
+        "x, = ctx.saved_tensors\n", "x, = ctx.saved_tensors\n        with torch.no_grad():\n"
+                                    "            s = torch.sigmoid(x)\n")),
+    "companion/ctx": ("Cube", L_CUBE),
+    "companion/setup_context": ("Cube", W_CUBE_SETUP.format(cube="return CubeBackward.apply(grad_out, x)",
+                                                            cube_backward=CUBE_BACKWARD_RIGHT)),
+    "none/ctx": ("KillHead", KILLHEAD_ANY.format(forward=L_KILLHEAD, backward=KILLHEAD_RIGHT_BACKWARD)),
+    "none/setup_context": ("KillHead", W_SETUP.format(
+        name="KillHead", args="input, n", forward=L_KILLHEAD, setup="_, ctx.n = inputs", grads="grad_output",
+        backward=KILLHEAD_RIGHT_BACKWARD)),
+}
+
+CASES += list(WAYS_WRONG.values())
+RIGHT += list(WAYS_RIGHT.values())
+
+# More of the same cells, written otherwise (each in CASES or RIGHT, outside the matrix)
+CASES += [
+    ("Tanh", TANH_MODERN.replace("ctx.save_for_forward(output)", "ctx.save_for_forward(inputs[0])").replace(
+        "        y, = ctx.saved_tensors\n        return x_t * (1 - y * y)",
+        "        x, = ctx.saved_tensors\n        x.data.tanh_()  # the derivative needs tanh(x)\n"
+        "        return x_t * (1 - x ** 2)"),
+     "inputs unchanged", "jvp, in forward mode, changed x in place"),
+    ("Tanh", TANH_MODERN.replace("return x_t * (1 - y * y)", "x_t *= 1 - y * y\n        return x_t"),
+     "tangent unchanged", "jvp changed x_t, the tangent it is given, in place"),
+    ("softsign", L_SOFTSIGN.replace("course22::", "ways_more1::").replace(
+        "return g / (1 + x.abs()) ** 2", "g /= (1 + x.abs()) ** 2\n    return g"),
+     "grad_output unchanged", "changed grad_output in place"),
+    ("Softplus", SOFTPLUS.format(forward=STABLE, derivative="torch.sigmoid(x)").replace(
+        "ctx.save_for_backward(inputs[0])", "ctx.save_for_backward(inputs[0])\n        ctx.out = output"),
+     "save_for_backward", "setup_context keeps its output as ctx.out"),
+]
+RIGHT += [
+    ("Tanh", TANH_MODERN.replace("return x_t * (1 - y * y)", "return torch.mul(x_t, 1 - y * y)")),
+    ("Tanh", TANH_MODERN.replace("ctx.save_for_backward(output)\n        ctx.save_for_forward(output)",
+                                 "ctx.save_for_backward(inputs[0])\n        ctx.save_for_forward(output)")
+     .replace("y, = ctx.saved_tensors\n        return grad_output * (1 - y * y)",
+              "x, = ctx.saved_tensors\n        return grad_output * (1 - torch.tanh(x) ** 2)")),
+    ("softsign", L_SOFTSIGN.replace("course22::", "ways_more2::").replace(
+        "ctx.save_for_backward(inputs[0])", "ctx.save_for_backward(*inputs)")),
+    ("Softplus", W_SOFTPLUS_VMAP.format(rule="x = x.movedim(in_dims[0], 0) if in_dims[0] is not None else x\n"
+                                             "        return Softplus.apply(x), 0")),
+]

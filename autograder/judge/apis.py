@@ -45,6 +45,23 @@ def judge_extra(check: str) -> Callable[[Judging], Finding | None]:
     return judge
 
 
+def judge_tangent_unchanged(view: Judging) -> Finding | None:
+    """Forward mode's twin of grad_output unchanged: the tangent a jvp is given belongs to the caller."""
+    results = view.data.api_results("forward mode")
+    if not results:
+        return fail(f"No forward mode result came back for {view.lookup}.")
+    for case, result in zip(view.cases, results):
+        if result is None or result.error is not None:
+            return fail(case.intro + "not graded: forward mode did not run to its end (see forward mode).")
+        if result.tangent_changed:
+            t = view.learner("jvp", ["x_tangent"])[0]
+            return fail(case.intro + f"jvp changed {t}, the tangent it is given, in place (such as "
+                                     f"{t}.mul_(...) or {t} *= ...). {t} belongs to the caller: it is the "
+                                     f"tangent given to make_dual or torch.func.jvp, which then comes back "
+                                     f"changed. Return a new tensor: {t} * (...), not {t}.mul_(...).")
+    return None
+
+
 def _tangent_times(view: Judging, case, name: str, mine: torch.Tensor, right: torch.Tensor) -> str:
     """What an elementwise jvp multiplies the tangent by, when it is the input, the output or the
     derivative taken at the output, instead of the derivative."""
@@ -129,6 +146,9 @@ def _extra_cause(view: Judging, check: str, result: ApiResult, case):
             return noted or note(FLOAT32.format(what="the gradient from torch.func.grad"))
         said = difference_cause(got_grad, want_grad.reshape(1, -1), tuple(want_grad.shape), name,
                                 "The gradient from torch.func.grad")
+        if said and result.inputs_changed:
+            said += (f" {name} itself comes back changed from these calls (see inputs unchanged): a change "
+                     f"in place of {name} is the likely cause.")
         return (said, "", []) if said else noted
     if result.report is None:
         return "torch.library.opcheck's report came back malformed, so it is treated as wrong.", "", []

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.course.assignments.registry import note_added_check
-from autograder.judge.apis import judge_extra
+from autograder.judge.apis import judge_extra, judge_tangent_unchanged
 from autograder.judge.backward import (
     judge_backward_returns,
     judge_grad_output_unchanged,
@@ -96,6 +96,10 @@ def _has(attribute: str) -> Callable[[Any], bool]:
     return lambda problem: bool(getattr(problem, attribute, None))
 
 
+def _graded_in(extra: str) -> Callable[[Any], bool]:
+    return lambda problem: extra in getattr(problem, "extra_checks", ())
+
+
 def _several_tensors(problem) -> bool:
     return getattr(problem, "tensor_inputs", 0) > 1
 
@@ -131,6 +135,8 @@ ALL: list[Check] = [
           judge_extra("vmap"), "extra", requires=("forward", "gradient"), extra=True),
     Check("opcheck", "torch.library.opcheck finds the custom op registered correctly", 2,
           judge_extra("opcheck"), "extra", extra=True),
+    Check("tangent unchanged", "forward mode's jvp leaves the tangent it is given as it was", 1,
+          judge_tangent_unchanged, "extra", applies=_graded_in("forward mode")),
 ]
 
 

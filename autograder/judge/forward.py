@@ -133,18 +133,53 @@ def judge_inputs_unchanged(view: Judging) -> Finding | None:
         undeclared = [k for k in changed if k not in dirty]
         if undeclared:
             name = case.names[undeclared[0]]
-            return fail(case.intro + f"forward changed {name} in place, so the caller's {name} comes back "
-                                     f"changed (and nothing said so with ctx.mark_dirty). Leave {name} as it "
-                                     f"was: work on a copy, result = {name}.clone(), and change result.")
+            said = ("its mutates_args says it changes nothing" if view.problem.kind != "function"
+                    else "nothing said so with ctx.mark_dirty")
+            who = ("forward or setup_context" if view.data.names.setup_context is not None
+                   or view.problem.kind != "function" else "forward")
+            return fail(case.intro + f"{who} changed {name} in place, so the caller's {name} comes back "
+                                     f"changed (and {said}). Leave {name} as it was: work on a copy, result "
+                                     f"= {name}.clone(), and change result.")
         if changed:
             return note(f"forward changes {case.names[changed[0]]} in place and declares it with "
                         f"ctx.mark_dirty.")
+    return _changed_by_the_apis(view)
+
+
+def _changed_by_the_apis(view: Judging) -> Finding | None:
+    """An input changed in place where only lesson 7's ways run: in a jvp (forward mode) or under
+    torch.func.vmap (a vmap rule), which the measurement of forward never calls."""
+    for check, where, fix in (
+            ("forward mode", "jvp, in forward mode,", ("jvp returns a new tensor and leaves the tensors "
+                                                       "it reads (saved with ctx.save_for_forward) as they "
+                                                       "were")),
+            ("vmap", "under torch.func.vmap, the vmap rule (or forward on the batch)",
+             "work on a copy, or return a new tensor")):
+        for case, result in zip(view.cases, view.data.api_results(check)):
+            changed = [k for k in (result.inputs_changed if result is not None else ())
+                       if k < len(case.names)]
+            if changed:
+                name = case.names[changed[0]]
+                return fail(case.intro + f"{where} changed {name} in place, so the caller's {name} comes "
+                                         f"back changed. Leave {name} as it was: {fix}.")
     return None
 
 
 def judge_save_for_backward(view: Judging) -> Finding | None:
+    found = _saved_for_backward(view)
+    if found is not None and not found.passed and view.cases[0].measured.ctx_tensors \
+            and view.data.names.jvp is not None:
+        return fail(found.message + " The tensors jvp reads go through ctx.save_for_forward in the same way "
+                                    "(read back from ctx.saved_tensors in jvp).")
+    return found
+
+
+def _saved_for_backward(view: Judging) -> Finding | None:
     case = view.cases[0]
     kept = case.measured.ctx_tensors or []
+    # a forward without ctx leaves ctx to setup_context (a Function's, or a custom op's)
+    keeper = ("setup_context" if view.data.names.setup_context is not None or view.problem.kind != "function"
+              else "forward")
     if kept:
         first = kept[0]
         attr, kind = first.attr or "x", first.kind
@@ -155,25 +190,25 @@ def judge_save_for_backward(view: Judging) -> Finding | None:
                 "(with a plain attribute such a change silently gives a wrong gradient), and visibility to "
                 "saved-tensor hooks (torch.autograd.graph.save_on_cpu, activation checkpointing)")
         if kind == "input":
-            return fail(f"forward keeps {name}, one of its inputs, as {what}, a plain attribute of ctx. "
+            return fail(f"{keeper} keeps {name}, one of its inputs, as {what}, a plain attribute of ctx. "
                         f"{name} keeps its autograd history either way (even second derivatives work); what "
                         f"ctx.save_for_backward({name}) adds is {adds}. In backward, read it back with "
                         f"{name}, = ctx.saved_tensors.")
         if kind == "output":
-            return fail(f"forward keeps its output as {what}, a plain attribute of ctx. The output keeps its "
-                        f"autograd history either way; what ctx.save_for_backward adds is {adds}, and no "
+            return fail(f"{keeper} keeps its output as {what}, a plain attribute of ctx. The output keeps "
+                        f"its autograd history either way; what ctx.save_for_backward adds is {adds}, and no "
                         f"reference cycle (output, its node ctx, output) that keeps the output in memory "
                         f"until Python's garbage collector runs. In backward, read it back from "
                         f"ctx.saved_tensors.")
         if kind == "detached":
             of = name or "its output"
-            return fail(f"forward keeps a detached copy of {of} as {what}: a copy without autograd history, "
+            return fail(f"{keeper} keeps a detached copy of {of} as {what}: a copy without autograd history, "
                         f"kept where autograd does not see it. Save {of} itself with "
                         f"ctx.save_for_backward(...).")
-        return fail(f"forward keeps a tensor it computed (neither an input nor an output) as {what}, a plain "
-                    f"attribute of ctx. Tensors for backward go through ctx.save_for_backward, which adds "
-                    f"{adds}. Save what the exercise asks for (an input or the output) and compute the rest "
-                    f"in backward.")
+        return fail(f"{keeper} keeps a tensor it computed (neither an input nor an output) as {what}, a "
+                    f"plain attribute of ctx. Tensors for backward go through ctx.save_for_backward, which "
+                    f"adds {adds}. Save what the exercise asks for (an input or the output) and compute the "
+                    f"rest in backward.")
     if not case.measured.saved:
         return fail("forward passes no tensor to ctx.save_for_backward, where the exercise asks it to keep "
                     "the tensors backward needs that way (ctx.save_for_backward(...) in forward, "

@@ -3,11 +3,14 @@ so that a rule check rests on more than what the worker says.
 
 Everything a worker sends can be written by the submission itself (docs/instructors.md, "What a takeover
 can do"). Values are checked against the reference, which a worker never sees; the rules
-(save_for_backward, no tensor kept on ctx, inputs and grad_output left as they were, the companion
-Function used, the name bound to a Function) are not values. A check of those passes only when the worker
-says it does and the source does not show the contrary. Each fact below is one that a right run of the
-same code would show too (a statement run whenever the method is: not under an if, a loop or a try), so
-an honest worker's verdicts never change, and a forged "passed" needs a source that agrees.
+(save_for_backward, no tensor kept on ctx, inputs, grad_output and tangents left as they were, the
+companion Function used, the name bound to a Function) are not values; they are read in every way the
+lessons write a Function: forward(ctx, ...), setup_context, jvp, a vmap rule, and the setup_context and
+backward a custom op's register_autograd names (source_ast.py reads each method). A check of those
+passes only when the worker says it does and the source does not show the contrary. Each fact below is
+one that a right run of the same code would show too (a statement run whenever the method is: not under
+an if, a loop or a try), so an honest worker's verdicts never change, and a forged "passed" needs a
+source that agrees.
 """
 
 from __future__ import annotations
@@ -15,13 +18,14 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-# Methods that change every value of a tensor of random numbers (randn): a Function that calls one on its
-# input (or grad_output) in place changes it, as the worker would measure.
-CHANGING = frozenset({
-    "add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "exp_", "log_", "neg_", "abs_", "pow_",
-    "sqrt_", "relu_", "clamp_", "clamp_min_", "clamp_max_", "masked_fill_", "sigmoid_", "tanh_", "sin_",
-    "cos_", "square_", "normal_", "uniform_", "addmm_", "addcmul_", "addcdiv_", "index_fill_", "scatter_",
-    "scatter_add_", "index_add_", "floor_", "ceil_", "round_", "sign_", "reciprocal_", "exponential_"})
+from autograder.judge.source_ast import (
+    changed,
+    from_inputs,
+    input_names,
+    is_name,
+    kept_on_ctx,
+    with_setup_context,
+)
 
 
 @dataclass(frozen=True)
@@ -30,9 +34,10 @@ class SourceFacts:
     bound: how its name is bound ("class", "function" where only functions bear the name, "missing" where
     nothing does, "" where it cannot be told); saves: ctx.save_for_backward appears in the submission;
     companion_named: the companion's name is used outside its own definition; ctx_kept: (attribute,
-    argument) a tensor argument forward keeps on ctx; inputs_changed, grad_changed: (argument, line) an
-    argument forward (backward) changes in place; reads_flags: ctx.needs_input_grad (or requires_grad)
-    appears in the submission."""
+    argument) a tensor argument (or "output") forward or setup_context (kept_in) keeps on ctx;
+    inputs_changed, grad_changed, tangent_changed: (argument, line) an argument forward or setup_context
+    (backward, jvp) changes in place; reads_flags: ctx.needs_input_grad (or requires_grad) appears in the
+    submission. A custom op (torch.library) is read through the functions its register_autograd names."""
 
     bound: str = ""
     saves: bool = True
@@ -41,6 +46,9 @@ class SourceFacts:
     inputs_changed: tuple[tuple[str, str], ...] = ()
     grad_changed: tuple[tuple[str, str], ...] = ()
     reads_flags: bool = True
+    tangent_changed: tuple[tuple[str, str], ...] = ()
+    kept_in: str = "forward"  # the method that keeps ctx_kept: forward, or setup_context
+    changed_in: str = "forward"  # where inputs_changed are changed: forward, setup_context, the vmap rule
 
 
 @dataclass(frozen=True)
@@ -109,91 +117,6 @@ def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
     return found[0] if len(found) == 1 else None
 
 
-def _always_run(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The statements run whenever the body is, in order, up to the first that leaves it: `with` blocks
-    are entered; if, loops, try and match may skip theirs."""
-    out = []
-    for statement in body:
-        if isinstance(statement, (ast.With, ast.AsyncWith)):
-            out += _always_run(statement.body)
-        else:
-            out.append(statement)
-        if isinstance(statement, (ast.Return, ast.Raise)):
-            break
-    return out
-
-
-def _assigned_lines(function: ast.FunctionDef, name: str) -> list[int]:
-    """The lines where the function binds name again (the argument then no longer is the caller's)."""
-    lines = []
-    for node in ast.walk(function):
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
-            lines.append(node.lineno)
-        elif isinstance(node, (ast.FunctionDef, ast.Lambda)) and node is not function:
-            continue
-    return lines
-
-
-def _changes(statement: ast.stmt, name: str) -> bool:
-    """Whether the statement changes the tensor `name` in place."""
-    if isinstance(statement, ast.AugAssign):
-        return isinstance(statement.target, ast.Name) and statement.target.id == name
-    if isinstance(statement, ast.Assign):
-        return any(isinstance(t, ast.Subscript) and _is(t.value, name) for t in statement.targets)
-    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-        call = statement.value
-        if isinstance(call.func, ast.Attribute) and call.func.attr in CHANGING and _is(call.func.value, name):
-            return True
-        return any(k.arg == "out" and _is(k.value, name) for k in call.keywords)
-    return False
-
-
-def _is(node: ast.AST, name: str) -> bool:
-    """name itself, or name.data."""
-    if isinstance(node, ast.Attribute) and node.attr == "data":
-        node = node.value
-    return isinstance(node, ast.Name) and node.id == name
-
-
-def _changed(function: ast.FunctionDef | None, arguments: list[str], lines: list[str]) -> tuple:
-    """(argument, line) for each argument the function surely changes in place before binding it again."""
-    if function is None:
-        return ()
-    found = []
-    for statement in _always_run(function.body):
-        for name in arguments:
-            again = [n for n in _assigned_lines(function, name) if n < statement.lineno]
-            if not again and _changes(statement, name):
-                line = lines[statement.lineno - 1] if statement.lineno <= len(lines) else ""
-                found.append((name, line.strip()[:120]))
-    return tuple(dict.fromkeys(found))
-
-
-def _kept_on_ctx(forward: ast.FunctionDef | None, ctx: str, arguments: list[str]) -> tuple:
-    """(attribute, argument) for each tensor argument forward surely keeps as an attribute of ctx (and
-    never sets again or deletes)."""
-    if forward is None:
-        return ()
-    sets: dict[str, int] = {}
-    for node in ast.walk(forward):
-        if isinstance(node, ast.Attribute) and _is(node.value, ctx) \
-                and isinstance(node.ctx, (ast.Store, ast.Del)):
-            sets[node.attr] = sets.get(node.attr, 0) + 1
-    found = []
-    for statement in _always_run(forward.body):
-        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
-            continue
-        target, value = statement.targets[0], statement.value
-        if not (isinstance(target, ast.Attribute) and _is(target.value, ctx) and sets.get(target.attr) == 1):
-            continue
-        values = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
-        for v in values:
-            if isinstance(v, ast.Name) and v.id in arguments \
-                    and not [n for n in _assigned_lines(forward, v.id) if n < statement.lineno]:
-                found.append((target.attr, v.id))
-    return tuple(found)
-
-
 def _names_used(code: list[_Code], name: str, own: ast.ClassDef | None) -> bool:
     inside = {id(n) for n in ast.walk(own)} if own is not None else set()
     for c in code:
@@ -217,21 +140,70 @@ def read_source(problem, cells: list[str], modules: dict[str, str], tensors: lis
                    "companion_named": not companion or _names_used(code, companion,
                                                                    _located(code, companion)[1])}
     if problem.kind != "function":
-        return SourceFacts(**facts)
+        return SourceFacts(**facts, **_custom_op(code, problem.lookup, tensors))
     bound, cls, where = _located(code, problem.lookup)
     if cls is None or where is None:
-        return SourceFacts(bound, **facts)
+        return SourceFacts(bound, **facts, **_custom_op(code, problem.lookup, tensors))
     forward, backward = _method(cls, "forward"), _method(cls, "backward")
-    if forward is not None and _method(cls, "setup_context") is None and forward.args.vararg is None \
-            and forward.args.args:
+    setup = _method(cls, "setup_context")
+    if forward is not None and setup is None and forward.args.vararg is None and forward.args.args:
         ctx, *names = [a.arg for a in forward.args.args]
         arguments = [n for n, t in zip(names, tensors) if t]
         dirty = any(isinstance(n, ast.Attribute) and n.attr == "mark_dirty" for n in ast.walk(forward))
-        facts["ctx_kept"] = _kept_on_ctx(forward, ctx, arguments)
-        facts["inputs_changed"] = () if dirty else _changed(forward, arguments, where.lines)
+        facts["ctx_kept"] = kept_on_ctx(forward, ctx, arguments)
+        facts["inputs_changed"] = () if dirty else changed(forward, arguments, where.lines)
+    elif forward is not None and setup is not None and forward.args.vararg is None:
+        facts.update(with_setup_context(forward, setup, tensors, where.lines))
     if backward is not None and backward.args.vararg is None:
-        facts["grad_changed"] = _changed(backward, [a.arg for a in backward.args.args[1:]], where.lines)
+        facts["grad_changed"] = changed(backward, [a.arg for a in backward.args.args[1:]], where.lines)
+    rule = _method(cls, "vmap")
+    if not facts.get("inputs_changed") and rule is not None and rule.args.vararg is None:
+        facts["inputs_changed"] = changed(rule, [a.arg for a, t in zip(rule.args.args[2:], tensors) if t],
+                                           where.lines)
+        facts["changed_in"] = "the vmap rule"
+    jvp = _method(cls, "jvp")
+    if jvp is not None and jvp.args.vararg is None:
+        facts["tangent_changed"] = changed(jvp, [a.arg for a in jvp.args.args[1:]], where.lines)
     return SourceFacts(bound, **facts)
+
+
+def _custom_op(code: list[_Code], name: str, tensors: list[bool]) -> dict:
+    """The facts of a custom op bound to name, read in the setup_context and backward its one
+    register_autograd names (`name.register_autograd(backward, setup_context=setup)`, or
+    torch.library.register_autograd("namespace::name", ...)), each a function defined once."""
+    calls = [n for c in code for n in ast.walk(c.tree) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Attribute) and n.func.attr == "register_autograd"
+             and (is_name(n.func.value, name) or (n.args and isinstance(n.args[0], ast.Constant)
+                                              and str(n.args[0].value).endswith("::" + name)))]
+    if len(calls) != 1:
+        return {}
+    positional = [a for a in calls[0].args if not isinstance(a, ast.Constant)]
+    setup = next((k.value for k in calls[0].keywords if k.arg == "setup_context"), None)
+    facts: dict = {}
+    setup_def = _defined_once(code, setup)
+    backward_def = _defined_once(code, positional[0] if positional else None)
+    if setup_def is not None and setup_def[0].args.vararg is None and len(setup_def[0].args.args) == 3:
+        ctx, inputs, output = (a.arg for a in setup_def[0].args.args)
+        bound = from_inputs(setup_def[0], inputs, tensors)
+        facts["ctx_kept"] = kept_on_ctx(setup_def[0], ctx, [*bound, output], inputs, tensors)
+        facts["kept_in"] = facts["changed_in"] = "setup_context"
+        facts["inputs_changed"] = changed(setup_def[0], input_names(bound, inputs, tensors), setup_def[1],
+                                          tuple(bound))
+    if backward_def is not None and backward_def[0].args.vararg is None:
+        function, lines = backward_def
+        facts["grad_changed"] = changed(function, [a.arg for a in function.args.args[1:]], lines)
+    return facts
+
+
+def _defined_once(code: list[_Code], node: ast.AST | None) -> tuple[ast.FunctionDef, list[str]] | None:
+    """The one def statement of the function a name refers to, and its code's lines (None for anything
+    else: a lambda, a name bound twice)."""
+    if not isinstance(node, ast.Name):
+        return None
+    found, _ = _bindings(code, node.id)
+    if len(found) == 1 and isinstance(found[0][0], ast.FunctionDef):
+        return found[0][0], found[0][1].lines
+    return None
 
 
 def tensor_arguments(problem, seed: int) -> list[bool]:
@@ -256,13 +228,15 @@ def contradiction(check: str, problem, facts: SourceFacts | None) -> str | None:
                     f"forward, and read them back from ctx.saved_tensors.")
         if facts.ctx_kept:
             attr, argument = facts.ctx_kept[0]
-            return (f"forward keeps {argument}, one of its inputs, as ctx.{attr}, a plain attribute of ctx "
-                    f"{read}. In forward, ctx.save_for_backward({argument}); in backward, read it back from "
+            what = "its output" if argument == "output" and facts.kept_in == "setup_context" \
+                else f"{argument}, one of its inputs,"
+            return (f"{facts.kept_in} keeps {what} as ctx.{attr}, a plain attribute of ctx {read}. In "
+                    f"{facts.kept_in}, ctx.save_for_backward({argument}); in backward, read it back from "
                     f"ctx.saved_tensors.")
     if check == "inputs unchanged" and facts.inputs_changed:
         argument, line = facts.inputs_changed[0]
-        return (f"forward changes {argument} in place (`{line}`) without saying so with ctx.mark_dirty "
-                f"{read}, so the caller's {argument} comes back changed: work on a copy, "
+        return (f"{facts.changed_in} changes {argument} in place (`{line}`) without saying so with "
+                f"ctx.mark_dirty {read}, so the caller's {argument} comes back changed: work on a copy, "
                 f"{argument}.clone().")
     if check == "grad_output unchanged" and facts.grad_changed:
         argument, line = facts.grad_changed[0]
@@ -272,6 +246,10 @@ def contradiction(check: str, problem, facts: SourceFacts | None) -> str | None:
         return (f"Your code never reads ctx.needs_input_grad {read}, so backward cannot skip the gradient of "
                 f"an input that needs none: compute each gradient only under `if ctx.needs_input_grad[i]:` "
                 f"(i: the input's place among forward's arguments, from 0), and leave it None otherwise.")
+    if check == "tangent unchanged" and facts.tangent_changed:
+        argument, line = facts.tangent_changed[0]
+        return (f"jvp changes {argument}, the tangent it is given, in place (`{line}`) {read}: {argument} "
+                f"belongs to the caller. Return a new tensor: {argument} * (...).")
     if check == "companion used" and not facts.companion_named:
         companion = problem.companion
         return (f"Your code never uses {companion} outside its own definition {read}, so {name}.backward "

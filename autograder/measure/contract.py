@@ -252,14 +252,19 @@ class ApiResult(Plain):
     grad: Output | None = None
     report: dict[str, str] | None = None
     error: StudentError | None = None
+    tangent_changed: bool = False  # forward mode: a call changed the tangent it was given
+    inputs_changed: tuple[int, ...] = ()  # forward mode, vmap: the tensor inputs a call changed
 
     @classmethod
     def from_plain(cls, data: Any) -> ApiResult | None:
         if not isinstance(data, dict):
             return None
+        changed = data.get("inputs_changed")
         return cls(numbers(data.get("jacobian"), 3), Output.from_plain(data.get("batched")),
                    Output.from_plain(data.get("grad")), texts(data.get("report")),
-                   StudentError.from_plain(data.get("error")))
+                   StudentError.from_plain(data.get("error")), data.get("tangent_changed") is True,
+                   tuple(k for k in changed[:20] if type(k) is int and k >= 0)
+                   if isinstance(changed, list) else ())
 
 
 @dataclass(frozen=True)
@@ -279,6 +284,7 @@ class LearnerNames(Plain):
     companion_saved: list[str] | None = None
     companion_unpacked: list[str] | None = None
     guarded: list[str] | None = None  # "i:name": backward assigns name under if ctx.needs_input_grad[i]
+    jvp: list[str] | None = None  # jvp's tangent parameters, when the class defines jvp
 
     @classmethod
     def from_plain(cls, data: Any) -> LearnerNames:

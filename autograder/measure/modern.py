@@ -15,7 +15,7 @@ from torch.autograd import forward_ad
 
 from autograder.measure.calls import MAX_TEXT, error_data
 from autograder.measure.differences import by_columns
-from autograder.measure.encoding import decode_args, make, plain
+from autograder.measure.encoding import decode_args, differentiable, make, plain
 
 _M = SimpleNamespace(dual_level=forward_ad.dual_level, make_dual=forward_ad.make_dual,
                      unpack_dual=forward_ad.unpack_dual, vmap=torch.func.vmap, grad=torch.func.grad,
@@ -39,17 +39,27 @@ def measure_extra(problem, obj, encoded_cases: list[list[Any]]) -> dict:
 
 
 def forward_mode(problem, obj, encoded: list[Any]) -> dict:
-    """The Jacobian column by column: J e_j through forward-mode AD (the Function's jvp)."""
+    """The Jacobian column by column: J e_j through forward-mode AD (the Function's jvp); and whether a
+    call changed the tangent it was given or a tensor input, as a jvp changing either in place does."""
+    changed = {"tangent": False, "inputs": []}
+
     def column(k: int, j: int, arg: dict) -> list[float]:
         args = decode_args(encoded)
         tangent = [0.0] * len(arg["values"])
         tangent[j] = 1.0
+        given = make(arg["shape"], tangent, requires_grad=False)
         with _M.dual_level():
-            args[k] = _M.make_dual(args[k], make(arg["shape"], tangent, requires_grad=False))
+            args[k] = _M.make_dual(args[k], given)
             out = problem.call(obj, args)
-            return _tangent_values(out)
+            values = _tangent_values(out)
+        changed["tangent"] = changed["tangent"] or plain(given)["values"] != tangent
+        changed["inputs"] += [i for i, (a, e) in enumerate(zip(args, encoded))
+                              if differentiable(e) and i not in changed["inputs"]
+                              and plain(_M.unpack_dual(a)[0])["values"] != e["values"]]
+        return values
 
-    return {"jacobian": by_columns(encoded, column)}
+    jacobian = by_columns(encoded, column)
+    return {"jacobian": jacobian, "tangent_changed": changed["tangent"], "inputs_changed": changed["inputs"]}
 
 
 def _tangent_values(out) -> list[float]:
@@ -61,13 +71,16 @@ def _tangent_values(out) -> list[float]:
 
 def vmap(problem, obj, encoded: list[Any]) -> dict:
     """The Function under torch.func.vmap over a batch of 3 (the input, its double and its negation),
-    and torch.func.grad of its sum."""
+    and torch.func.grad of its sum; and whether either changed the tensor it was given (a vmap rule
+    changing its input in place)."""
     (x,) = [a for a in decode_args(encoded) if _M.isinstance(a, _M.Tensor)]
     x = x.detach()
     batch = _M.stack([x, 2 * x, -x])
+    before = plain(batch)["values"], plain(x)["values"]
     batched = _M.vmap(lambda t: problem.call(obj, [t]))(batch)
     grad = _M.grad(lambda t: problem.call(obj, [t]).sum())(x)
-    return {"batched": plain(batched), "grad": plain(grad)}
+    changed = [0] if (plain(batch)["values"], plain(x)["values"]) != before else []
+    return {"batched": plain(batched), "grad": plain(grad), "inputs_changed": changed}
 
 
 def opcheck(problem, obj, encoded: list[Any]) -> dict:

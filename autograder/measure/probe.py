@@ -63,6 +63,8 @@ def learner_names(problem, obj: Any, namespace: dict) -> dict:
                                                               0 if own_context else 1)
             if own_context:  # forward(x) goes with it; forward(ctx, x) is a mistake the judge names
                 names["setup_context"], _ = _parameters(getattr(obj, "setup_context", None), 0)
+            if getattr(obj, "jvp", None) is not getattr(T.Function, "jvp", None):
+                names["jvp"], _ = _parameters(getattr(obj, "jvp", None), 1)
         else:
             names["forward"], names["optional"] = _parameters(obj, 0)
         owner = obj if problem.kind == "function" else namespace.get(problem.all_outputs or "")
