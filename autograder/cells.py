@@ -1,11 +1,14 @@
-"""The notebook's cells as a student reads about them: numbered as Jupyter shows them, why the code after
-a failing cell never ran, and the cell a run stopped in (it killed the worker, exited, or ran past the
-time for running the notebook), which the pipeline then leaves out to grade the Functions around it.
+"""The notebook's cells as a student reads about them: the cell a run stopped in (it killed the worker,
+exited, or ran past the time for running the notebook), which the pipeline then leaves out to grade the
+Functions around it (`to_skip`); then, in one step (`cleaned`), the cells' outcome as the student reads
+it: the errors numbered as Jupyter shows the cells, without the grader's paths, tracebacks with the
+student's frames only; and why the code after a failing cell never ran (`hint`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from autograder.intake.loader import Submission
 from autograder.sandbox import Outcome
@@ -45,24 +48,40 @@ def stopped(outcome: Outcome) -> tuple[int, str] | None:
     return None
 
 
-def skippable(sub: Submission, cells: list[str], outcome: Outcome, skipped: int) -> int | None:
-    """The code cell to leave out in a new run, when the run stopped in one that can be left out."""
+def to_skip(sub: Submission, cells: list[str], outcome: Outcome, skipped: int) -> dict | None:
+    """When the run (of cells, after `skipped` cells were left out) stopped in a code cell that can be
+    left out in a new run: the cell error that tells the student which (its "index") and why; else None."""
     found = stopped(outcome)
     if found is None or skipped >= MAX_SKIPPED or len(cells) < 2:
         return None
-    cell = found[0]
-    return cell if 0 < cell <= len(cells) and cells[cell - 1].strip() else None
-
-
-def skip_note(sub: Submission, cell: int, outcome: Outcome) -> dict:
-    """The cell error that tells the student which cell was left out, and why."""
-    _, cause = stopped(outcome) or (cell, "stopped the notebook")
+    cell, cause = found
+    if not (0 < cell <= len(cells) and cells[cell - 1].strip()):
+        return None
     code = first_line(sub.cells[cell - 1]) if cell <= len(sub.cells) else ""
     which = f"{name(sub, cell)}, which starts with `{code}`," if code else name(sub, cell)
     return {"index": cell, "type": SKIPPED,
             "error": f"{which} {cause}, so it was skipped: the notebook was run again without it, and the "
                      f"Functions defined before and after it were graded. Remove or shorten that cell before "
                      f"you hand in."}
+
+
+def cleaned(sub: Submission, outcome: Outcome, skipped: list[dict], spent: float,
+            private: Callable[[str], str]) -> Outcome:
+    """The cells' outcome as the student reads it, made in one step: the errors of the lesson's own
+    raises-exception cells left out (they are meant to raise), the cells skipped first (`to_skip`'s
+    notes), each error named as Jupyter numbers the cells ("Cell 44 (code cell 22)"), the grader's paths
+    out of what the cells printed and raised (`private`: pipeline.Private), tracebacks with the
+    student's frames only; the seconds of the runs that stopped in a skipped cell added (`spent`)."""
+    expected = set(sub.expected_errors)
+    errors = [*skipped, *(c for c in outcome.cell_errors if c.get("index", 0) - 1 not in expected)]
+    for error in errors:
+        error["name"] = name(sub, int(error.get("index", 0)))
+        error["error"] = private(str(error.get("error", "")))
+        if error.get("type") != SKIPPED:
+            error["error"] = student_frames(error["error"], sub)
+    outcome.cell_errors, outcome.output = errors, private(outcome.output)
+    outcome.seconds += spent
+    return outcome
 
 
 def hint(sub: Submission | None, error: dict) -> str:

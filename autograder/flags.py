@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from autograder import cells as cells_
 from autograder.judge import reach_names
 from autograder.judge.reaching import scan
+from autograder.results import subtotals
 
 WHAT_HAPPENED = {  # the audit hook's events, in the page's words
     "sys._getframe": reach_names.FRAMES, "sys._getframemodulename": reach_names.FRAMES,
@@ -134,10 +135,10 @@ def apply(results: list, flag: Flag | None) -> list:
     (its own verdict kept after it), its points withheld in the flag."""
     if flag is None:
         return results
-    for r in results:
-        if r.problem not in flag.touched:
-            continue
-        flag.withheld[r.problem] = flag.withheld.get(r.problem, 0.0) + r.score
+    touched = [r for r in results if r.problem in flag.touched]
+    for problem, points in subtotals(touched, dict.fromkeys(r.problem for r in touched)).items():
+        flag.withheld[problem] = flag.withheld.get(problem, 0.0) + points
+    for r in touched:
         flag.measured[r.name] = [r.passed, r.score]
         verdict = r.message if r.message else ("passed" if r.passed else "")
         said = f"As measured: {verdict}" if verdict else ""

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import autograder
+from autograder.results import read_tests
 
 if TYPE_CHECKING:
     from autograder.course.assignments import Assignment
@@ -151,8 +152,7 @@ def losses(replaced: list[dict], assignment: Assignment, key: Key) -> list[str]:
     if missing:
         said.append(f"they were graded with --extra {and_(missing)}, which this run is not given")
     same = [(r, d) for r, d in zip(replaced, data) if d.get("assignment") == assignment.name]
-    graded = {t["name"].split(": ", 1)[0] for r, _ in same for t in r.get("tests") or ()
-              if isinstance(t, dict) and isinstance(t.get("name"), str)}
+    graded = {t.problem for r, _ in same for t in read_tests(r)}
     gone = sorted(graded - {p.name for p in assignment.problems})
     if gone:
         said.append(f"the problem{'s' if len(gone) > 1 else ''} {and_([repr(g) for g in gone])} "

@@ -71,46 +71,43 @@ class Pipeline:
             yield sub, self.judge(sub, outcome)
 
     def measure(self, subs: list[Submission]) -> Iterator[tuple[Submission, Outcome | None]]:
-        """Each submission with what its worker measured: None for those that could not be read (first),
-        then the others as their workers finish."""
+        """Each submission with what its worker measured, its cells' outcome as the student reads it
+        (cells.cleaned): None for those that could not be read (first), then the others as their workers
+        finish."""
         for sub in subs:
             if sub.error:
                 yield sub, None
         jobs = problem_jobs(self.assignment, self.seed)
         by_id = {s.id: s for s in subs}
         tasks = [Task(s.id, s.cells, jobs, s.modules) for s in subs if not s.error]
-        skipped: dict[str, list[dict]] = {}
+        skipped: dict[str, list[dict]] = {}  # the notes of the cells left out (cells.to_skip)
         spent: dict[str, float] = {}  # seconds of the runs that stopped in a skipped cell
         while tasks:  # a cell that killed the worker, exited or ran too long: run again without it
             again, cells_of = [], {t.key: t.cells for t in tasks}
             for sid, outcome in self.pool.run(tasks, self.seed):
                 sub, cells = by_id[sid], cells_of[sid]
-                cell = cells_.skippable(sub, cells, outcome, len(skipped.get(sid, [])))
-                if cell is not None:
-                    skipped.setdefault(sid, []).append(cells_.skip_note(sub, cell, outcome))
+                note = cells_.to_skip(sub, cells, outcome, len(skipped.get(sid, [])))
+                if note is not None:
+                    skipped.setdefault(sid, []).append(note)
                     spent[sid] = spent.get(sid, 0.0) + outcome.seconds
-                    again.append(Task(sid, [c if i != cell - 1 else "" for i, c in enumerate(cells)], jobs,
-                                      sub.modules))
+                    again.append(Task(sid, [c if i != note["index"] - 1 else "" for i, c in enumerate(cells)],
+                                      jobs, sub.modules))
                     continue
-                outcome = drop_expected_errors(sub, outcome)
-                outcome.cell_errors[:0] = skipped.get(sid, [])
-                outcome.seconds += spent.get(sid, 0.0)
-                yield sub, numbered(sub, outcome)
+                yield sub, cells_.cleaned(sub, outcome, skipped.get(sid, []), spent.get(sid, 0.0),
+                                          self.private)
             tasks = again
 
     def judge(self, sub: Submission, outcome: Outcome | None) -> Graded:
-        """The verdicts on what a worker measured (here, in the grader), without the grader's paths; the
-        problems a reach into the grader may have touched score nothing (flags.py)."""
-        results = self.private.results(_contained(self.assignment, sub, outcome, self.seed))
+        """The verdicts on what a worker measured (measure's outcome, its cells' part clean already),
+        here, in the grader, without the grader's paths; the problems a reach into the grader may have
+        touched score nothing (flags.py)."""
+        results = _contained(self.assignment, sub, outcome, self.seed, self.private)
         flag = flag_of([p.name for p in self.assignment.problems], sub, outcome.reaches if outcome else [],
                        tuple(p.name for p in self.assignment.problems if p.hidden))
         results = apply_flag(results, flag)
         graded = Graded(sub.id, sum(r.score for r in results), max_score(self.assignment), results,
                         sub.sha256, flag=flag)
-        if self.private.outcome(outcome) is not None:
-            for error in outcome.cell_errors:  # the grader's paths are out: the student's files are plain
-                if error.get("type") != cells_.SKIPPED:
-                    error["error"] = cells_.student_frames(str(error.get("error", "")), sub)
+        if outcome is not None:
             graded.cell_errors, graded.output = outcome.cell_errors, outcome.output
             graded.timed_out, graded.seconds = list(outcome.timed_out), outcome.seconds
             graded.not_graded = next((why for why in outcome.failures.values()
@@ -165,25 +162,6 @@ def problem_jobs(assignment: Assignment, seed: int) -> list[Measure]:
             for p in assignment.problems]
 
 
-def drop_expected_errors(sub: Submission, outcome: Outcome) -> Outcome:
-    """Leaves out the errors of the lesson's own raises-exception cells: they are meant to raise."""
-    expected = set(sub.expected_errors)
-    outcome.cell_errors = [c for c in outcome.cell_errors if c.get("index", 0) - 1 not in expected]
-    return outcome
-
-
-def numbered(sub: Submission, outcome: Outcome) -> Outcome:
-    """Each cell error named as Jupyter numbers the notebook's cells ("Cell 44 (code cell 22)")."""
-    for error in outcome.cell_errors:
-        error["name"] = cells_.name(sub, int(error.get("index", 0)))
-    return outcome
-
-
-def cell_hint(error: dict, sub: Submission | None = None) -> str:
-    """Why the code after a failing cell never ran, in a sentence naming the cause (cells.hint)."""
-    return cells_.hint(sub, error)
-
-
 def _judged(problem, data: dict, seed: int, sub: Submission | None = None) -> list[CheckResult]:
     """The judge's verdicts on data from a worker, which is untrusted: anything malformed, or not one
     measurement per case, fails the problem instead of stopping the batch (or passing unmeasured checks).
@@ -206,15 +184,10 @@ def _judged(problem, data: dict, seed: int, sub: Submission | None = None) -> li
 def verdicts_for(assignment: Assignment, outcome: Outcome, seed: int,
                  sub: Submission | None = None) -> list[CheckResult]:
     results = []
-    hint = cell_hint(outcome.cell_errors[0], sub) if outcome.cell_errors else ""
     for problem in assignment.problems:
         if problem.name in outcome.data:
             data = with_measured_in_full(outcome.data[problem.name], outcome.explanations.get(problem.name))
-            found = _judged(problem, data, seed, sub)
-            for r in found:
-                if "is not defined in the submission" in r.message:
-                    r.message += hint
-            results.extend(found)
+            results.extend(_judged(problem, data, seed, sub))
         else:
             verdicts = Verdicts(problem)
             verdicts.fail_all(outcome.failures.get(problem.name, "No result came back for this problem."))
@@ -222,18 +195,25 @@ def verdicts_for(assignment: Assignment, outcome: Outcome, seed: int,
     return results
 
 
-def _contained(assignment: Assignment, sub: Submission, outcome: Outcome | None,
-               seed: int) -> list[CheckResult]:
-    """The verdicts on one submission; a failure of the grader's own while judging it fails that
-    submission with the cause, never the batch."""
+def _contained(assignment: Assignment, sub: Submission, outcome: Outcome | None, seed: int,
+               private: Private) -> list[CheckResult]:
+    """The verdicts on one submission, without the grader's paths, a problem not defined told why the
+    code may not have run (cells.hint: the cells' outcome is clean already); a failure of the grader's
+    own while judging it fails that submission with the cause, never the batch."""
     try:
         if outcome is None:
-            return failed_everywhere(assignment, sub.error)
-        return verdicts_for(assignment, outcome, seed, sub)
+            return private.results(failed_everywhere(assignment, sub.error))
+        results = private.results(verdicts_for(assignment, outcome, seed, sub))
+        hint = cells_.hint(sub, outcome.cell_errors[0]) if outcome.cell_errors else ""
+        for r in results:
+            if r.problem in outcome.data and "is not defined in the submission" in r.message:
+                r.message += hint
+        return results
     except Exception as error:  # noqa: BLE001 - one submission never stops a batch
-        return failed_everywhere(assignment, f"The grader failed while judging this submission "
-                                             f"({type(error).__name__}: "
-                                             f"{str(error)[:200]}); it is scored 0. Tell your instructor.")
+        return private.results(failed_everywhere(assignment, f"The grader failed while judging this "
+                                                             f"submission ({type(error).__name__}: "
+                                                             f"{str(error)[:200]}); it is scored 0. Tell "
+                                                             f"your instructor."))
 
 
 # -- nothing of the instructor's machine on a student's page ------------------------------------------
@@ -286,10 +266,3 @@ class Private:
         for r in results:
             r.message, r.details = self(r.message), self(r.details)
         return results
-
-    def outcome(self, outcome: Outcome | None) -> Outcome | None:
-        if outcome is not None:
-            outcome.output = self(outcome.output)
-            for cell in outcome.cell_errors:
-                cell["error"] = self(str(cell.get("error", "")))
-        return outcome

@@ -11,6 +11,7 @@ from autograder.config import MAX_CELL_ERROR, MAX_PRINTED
 from autograder.report.figures import picture
 from autograder.report.markup import render
 from autograder.report.png import data_uri, figure_pngs
+from autograder.results import subtotals
 
 if TYPE_CHECKING:
     from autograder.report.files import Graded
@@ -100,15 +101,16 @@ def summary(assignment, files: list[Graded], chosen: list, source: dict[str, str
             blocks.append(("p", said))
             blocks.append(("list", [e.describe() for e in f.flag.shown()]))
     lines = []
-    for problem in assignment.problems:
-        mine = [r for r in shown if r.problem == problem.name]
+    names = [p.name for p in assignment.problems]
+    scores, points = subtotals(shown, names), subtotals(shown, names, "max_score")
+    for name in names:
+        mine = [r for r in shown if r.problem == name]
         if not mine:
             continue
         failed = [r.check for r in mine if not r.passed]
         state = "every check passes" if not failed else "failed: " + ", ".join(failed)
-        lines.append(f"{problem.name}: {sum(r.score for r in mine):g}/"
-                     f"{sum(r.max_score for r in mine):g}, {state}"
-                     + (f" (from {source[problem.name]})" if len(files) > 1 else ""))
+        lines.append(f"{name}: {scores[name]:g}/{points[name]:g}, {state}"
+                     + (f" (from {source[name]})" if len(files) > 1 else ""))
     blocks.append(("list", lines))
     if not files:
         blocks.append(("p", ("No notebook (.ipynb) or Python file (.py) was found in your submission. Upload "

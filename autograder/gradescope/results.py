@@ -7,6 +7,7 @@ from autograder.gradescope.feedback import Pictures, render_test, summary
 from autograder.gradescope.settings import Settings
 from autograder.report.files import Graded, gradescope_results
 from autograder.report.png import draw_graphs
+from autograder.results import subtotals
 
 NOTHING_FOUND = "No notebook (.ipynb) or Python file (.py) was found in your submission."
 
@@ -15,10 +16,12 @@ def combine(assignment, files: list[Graded]) -> tuple[list, dict[str, str]]:
     """Every test once: each problem's checks from the file where that problem scored best (the first
     such file on a tie), and which file that was."""
     chosen, source = [], {}
-    for problem in assignment.problems:
-        best = max(files, key=lambda f: f.score_of(problem.name))  # max keeps the first of equals
-        chosen += [r for r in best.results if r.problem == problem.name]
-        source[problem.name] = best.submission
+    names = [p.name for p in assignment.problems]
+    scores = [subtotals(f.results, names) for f in files]
+    for name in names:
+        best = max(range(len(files)), key=lambda i: scores[i][name])  # max keeps the first of equals
+        chosen += [r for r in files[best].results if r.problem == name]
+        source[name] = files[best].submission
     return chosen, source
 
 

@@ -25,6 +25,7 @@ from autograder.judge.source import SourceFacts, contradiction, unbound
 from autograder.measure import projections
 from autograder.measure.contract import ProblemMeasurement
 from autograder.measure.spec import PARTS
+from autograder.results import name_of
 
 
 @dataclass
@@ -40,7 +41,7 @@ class CheckResult:
 
     @property
     def name(self) -> str:
-        return f"{self.problem}: {self.check}"
+        return name_of(self.problem, self.check)
 
     @property
     def score(self) -> float:

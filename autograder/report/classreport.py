@@ -26,6 +26,7 @@ from html import escape
 
 from autograder.judge.checks import max_score
 from autograder.report.pages import templates
+from autograder.results import read_tests, subtotals
 
 NOT_LOADED = ("unreadable", "not graded")
 _NUMBER = re.compile(r"(?<![A-Za-z_])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
@@ -145,21 +146,18 @@ def summarize(problems: list[str], rows: list[tuple[str, dict]]) -> dict:
                            "not_graded": [str(n) for n in extra.get("not_graded") or []],
                            "skipped": [str(n) for n in extra.get("skipped_cells") or []]})
         totals.append(result["score"])
-        scores = Counter()
-        for test in result.get("tests", []):  # a result that could not be written holds names and scores only
-            problem, _, check = str(test.get("name", "")).partition(": ")
-            scores[problem] += test.get("score", 0)
-            passed = test.get("status", "passed" if test.get("score") else "failed") == "passed"
-            entry = checks.setdefault(test.get("name", ""), {"problem": problem, "check": check, "passed": 0,
-                                                             "failed": 0,
-                                                             "hidden": test.get("visibility") == "hidden"})
-            entry["passed" if passed else "failed"] += 1
-            if passed or status in NOT_LOADED:
+        tests = read_tests(result)
+        scores = subtotals(tests, problems)
+        for test in tests:
+            entry = checks.setdefault(test.name, {"problem": test.problem, "check": test.check, "passed": 0,
+                                                  "failed": 0, "hidden": test.hidden})
+            entry["passed" if test.passed else "failed"] += 1
+            if test.passed or status in NOT_LOADED:
                 continue
-            text = cause_of(test.get("output", ""))
-            cause = causes.setdefault((problem, text), Cause(problem, text, hidden=entry["hidden"]))
-            if check not in cause.checks:
-                cause.checks.append(check)
+            text = cause_of(test.output)
+            cause = causes.setdefault((test.problem, text), Cause(test.problem, text, hidden=entry["hidden"]))
+            if test.check not in cause.checks:
+                cause.checks.append(test.check)
             if sid not in cause.students:
                 cause.students.append(sid)
         for p in problems:

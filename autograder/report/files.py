@@ -56,9 +56,6 @@ class Graded:
     standing: Standing | None = None
     flag: Flag | None = None  # it reaches into the grader (flags.py): where, and the points withheld
 
-    def score_of(self, problem: str) -> float:
-        return sum(r.score for r in self.results if r.problem == problem)
-
 
 def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,7 @@ import math
 import zoneinfo
 from dataclasses import asdict, dataclass, field
 
+from autograder.results import read_tests, subtotals
 from autograder.term.rules import UNITS, Accept, Adjustment, Late, Rules, on_calendar
 
 # the identity fields (intake/layouts.py) a student may be named by in grading.toml, after the id
@@ -167,14 +168,10 @@ def _duration(delta: dt.timedelta) -> str:
     return (f"{days} d " if days else "") + f"{rest // 60} h {rest % 60:02d} min"
 
 
-def per_problem(result: dict, problems: list[str], what: str = "score") -> dict[str, float]:
-    """Each problem's score in a results.json, as graded (what="max_score": its points)."""
-    scores = dict.fromkeys(problems, 0.0)
-    for test in result.get("tests", []):
-        problem = str(test.get("name", "")).split(": ", 1)[0]
-        if problem in scores:
-            scores[problem] += float(test.get(what, 0))
-    return scores
+def per_problem(tests: list, problems: list[str], what: str = "score") -> dict[str, float]:
+    """Each problem's score in a results.json's tests (results.read_tests), as graded (what="max_score":
+    its points)."""
+    return {p: float(v) for p, v in subtotals(tests, problems, what).items()}
 
 
 def _withheld(result: dict) -> dict[str, float] | None:
@@ -206,9 +203,9 @@ def standings(rules: Rules | None, rows: list[tuple[str, dict]], problems: list[
               max_score: float) -> dict[str, Standing]:
     """Every submission's standing (rows: (id, results.json)); a RulesError names the first line of
     grading.toml that names no submission or no problem."""
-    out = {}
+    out, tests = {}, {sid: read_tests(result) for sid, result in rows}
     for sid, result in rows:
-        out[sid] = Standing(float(result["score"]), max_score, per_problem(result, problems),
+        out[sid] = Standing(float(result["score"]), max_score, per_problem(tests[sid], problems),
                             score=float(result["score"]),
                             flagged="withheld" if _withheld(result) is not None else "")
     if rules is None:
@@ -228,7 +225,7 @@ def standings(rules: Rules | None, rows: list[tuple[str, dict]], problems: list[
         extensions = by_submission(rules, rows, "extensions", late.extensions)
         submitted = by_submission(rules, rows, "submitted", late.submitted)
     for sid, result in rows:
-        standing, maxima = out[sid], per_problem(result, problems, "max_score")
+        standing, maxima = out[sid], per_problem(tests[sid], problems, "max_score")
         if sid in accepted and standing.flagged:
             _accept(standing, accepted[sid], _withheld(result) or {}, maxima)
         for a in adjustments.get(sid, []):

@@ -75,8 +75,9 @@ class KillHead(Function):
 
 def results_of(assignment, passes: dict[str, bool], sid: str) -> dict:
     from autograder.judge.checks import checks_of, points_of
+    from autograder.results import name_of
 
-    tests = [{"name": f"{p.name}: {c}", "score": points_of(p, c) if passes[p.name] else 0.0,
+    tests = [{"name": name_of(p.name, c), "score": points_of(p, c) if passes[p.name] else 0.0,
               "max_score": points_of(p, c), "status": "passed" if passes[p.name] else "failed",
               "output": "" if passes[p.name] else f"The gradient of {p.name} has the wrong sign at 0.5."}
              for p in assignment.problems for c in checks_of(p)]

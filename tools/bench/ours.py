@@ -8,6 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from autograder.results import read_tests
 from tools.bench import ASSIGNMENT, ROOT
 from tools.bench.report import intervals
 from tools.bench.students import Student
@@ -32,8 +33,7 @@ def our_verdicts(out: Path, students: list[Student]) -> dict[tuple[str, str], bo
     for s in students:
         result = json.loads((out / s.id / "results.json").read_text())
         problems: dict[str, bool] = {}
-        for test in result["tests"]:
-            problem = test["name"].split(": ", 1)[0]
-            problems[problem] = problems.get(problem, True) and test["status"] == "passed"
+        for test in read_tests(result):
+            problems[test.problem] = problems.get(test.problem, True) and test.passed
         verdicts.update({(s.id, p): ok for p, ok in problems.items()})
     return verdicts
