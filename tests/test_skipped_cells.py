@@ -17,7 +17,7 @@ ASSIGNMENT = find_assignment("custom-functions")
 LOAD_SECONDS = 15  # the endless loop is stopped by this; the right cells take well under a second
 TRAINING = "import time\nwhile True:  # the training loop left in the notebook\n    time.sleep(0.05)\n"
 EXITS = "import os\nos._exit(3)\n"
-CRASHES = "import ctypes\nctypes.string_at(0)  # a demo cell that segfaults\n"
+CRASHES = "import faulthandler\nfaulthandler._sigsegv()  # a demo cell that segfaults\n"
 
 
 def graded(tmp_path: Path, *cells: str) -> dict:
@@ -36,7 +36,7 @@ def test_a_cell_that_stops_the_notebook_is_skipped_and_the_rest_graded(tmp_path)
               "2": "was killed by SIGSEGV"}
     cells = {"0": "Cell 3 (code cell 2), which starts with `import time`,",
              "1": "Cell 3 (code cell 2), which starts with `import os`,",
-             "2": "Cell 3 (code cell 2), which starts with `import ctypes`,"}
+             "2": "Cell 3 (code cell 2), which starts with `import faulthandler`,"}
     for sid, (sub, g) in results.items():
         assert g.score == max_score(ASSIGNMENT), (sid, [r.message for r in g.results if not r.passed])
         skipped = [c for c in g.cell_errors if c["type"] == "skipped"]
