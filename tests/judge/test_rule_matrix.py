@@ -22,6 +22,8 @@ from autograder.judge.verdicts import judge
 from tests.judge.test_judge import run_check
 from tests.judge.test_source_rules import contradicted, facts, measured
 
+pytestmark = pytest.mark.stack  # every way of writing a Function, on every torch supported (make test-torch)
+
 RULES = ("inputs unchanged", "grad_output and tangents unchanged", "save_for_backward, not ctx",
          "needs_input_grad", "grad mode in backward", "companion used", "None for non-tensor arguments")
 WAYS = ("forward(ctx, ...)", "setup_context", "jvp", "vmap", "custom_op")
