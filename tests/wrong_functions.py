@@ -2548,3 +2548,29 @@ RIGHT += [
     ("Softplus", W_SOFTPLUS_VMAP.format(rule="x = x.movedim(in_dims[0], 0) if in_dims[0] is not None else x\n"
                                              "        return Softplus.apply(x), 0")),
 ]
+
+# A learner's jvp squaring the output it saved in place: the Jacobian is right, the output the caller of
+# make_dual gets is tanh(x) squared (a false pass until forward mode compared the primal with forward's)
+TANH_JVP_SQUARES_OUTPUT = '''
+class Tanh(Function):
+    @staticmethod
+    def forward(x):
+        return torch.tanh(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+        ctx.save_for_forward(output)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * (1 - y * y)
+
+    @staticmethod
+    def jvp(ctx, x_t):
+        y, = ctx.saved_tensors
+        return x_t * (1 - y.pow_(2))
+'''
+CASES += [("Tanh", TANH_JVP_SQUARES_OUTPUT, "forward mode",
+           "the output the caller gets differs from forward's: jvp changed a tensor in place")]

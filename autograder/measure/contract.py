@@ -254,6 +254,7 @@ class ApiResult(Plain):
     error: StudentError | None = None
     tangent_changed: bool = False  # forward mode: a call changed the tangent it was given
     inputs_changed: tuple[int, ...] = ()  # forward mode, vmap: the tensor inputs a call changed
+    primal: Output | None = None  # forward mode: the output's primal, as the caller of make_dual gets it
 
     @classmethod
     def from_plain(cls, data: Any) -> ApiResult | None:
@@ -264,7 +265,7 @@ class ApiResult(Plain):
                    Output.from_plain(data.get("grad")), texts(data.get("report")),
                    StudentError.from_plain(data.get("error")), data.get("tangent_changed") is True,
                    tuple(k for k in changed[:20] if type(k) is int and k >= 0)
-                   if isinstance(changed, list) else ())
+                   if isinstance(changed, list) else (), Output.from_plain(data.get("primal")))
 
 
 @dataclass(frozen=True)

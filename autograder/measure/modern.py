@@ -39,9 +39,10 @@ def measure_extra(problem, obj, encoded_cases: list[list[Any]]) -> dict:
 
 
 def forward_mode(problem, obj, encoded: list[Any]) -> dict:
-    """The Jacobian column by column: J e_j through forward-mode AD (the Function's jvp); and whether a
-    call changed the tangent it was given or a tensor input, as a jvp changing either in place does."""
-    changed = {"tangent": False, "inputs": []}
+    """The Jacobian column by column: J e_j through forward-mode AD (the Function's jvp); whether a
+    call changed the tangent it was given or a tensor input, as a jvp changing either in place does; and
+    the output's primal of the first call (a jvp changing forward's output, saved for it, changes it)."""
+    changed = {"tangent": False, "inputs": [], "primal": None}
 
     def column(k: int, j: int, arg: dict) -> list[float]:
         args = decode_args(encoded)
@@ -52,6 +53,8 @@ def forward_mode(problem, obj, encoded: list[Any]) -> dict:
             args[k] = _M.make_dual(args[k], given)
             out = problem.call(obj, args)
             values = _tangent_values(out)
+            if changed["primal"] is None:
+                changed["primal"] = plain(_M.unpack_dual(out)[0])
         changed["tangent"] = changed["tangent"] or plain(given)["values"] != tangent
         changed["inputs"] += [i for i, (a, e) in enumerate(zip(args, encoded))
                               if differentiable(e) and i not in changed["inputs"]
@@ -59,7 +62,8 @@ def forward_mode(problem, obj, encoded: list[Any]) -> dict:
         return values
 
     jacobian = by_columns(encoded, column)
-    return {"jacobian": jacobian, "tangent_changed": changed["tangent"], "inputs_changed": changed["inputs"]}
+    return {"jacobian": jacobian, "tangent_changed": changed["tangent"], "inputs_changed": changed["inputs"],
+            "primal": changed["primal"]}
 
 
 def _tangent_values(out) -> list[float]:
