@@ -111,7 +111,7 @@ def flag_of(problems: list[str], sub, reaches: list[dict], hidden: tuple[str, ..
     """The flag of a submission (None when nothing reaches): its source read here, and what its workers
     reported (Outcome.reaches). hidden: the hidden problems' names."""
     evidence, touched = [], set()
-    for reach in scan(sub.cells, sub.modules):
+    for reach in scan(sub.cells, sub.modules, frozenset(i + 1 for i in getattr(sub, "read_only", ()))):
         where = (cells_.name(sub, reach.source) if isinstance(reach.source, int) else str(reach.source))
         evidence.append(Evidence(where, reach.line, reach.what, reach.text, "in the source"))
         touched |= set(problems)

@@ -57,6 +57,9 @@ class Submission:
     expected_errors: list[int] = field(default_factory=list)
     # Each code cell's number among all the notebook's cells (markdown included), as Jupyter shows them.
     positions: list[int] = field(default_factory=list)
+    # The code cells (indices into `cells`) nbgrader marks read-only (locked, not a solution): the
+    # instructor's helpers and tests, not read for reaches (flags.py); they run, watched like the rest.
+    read_only: list[int] = field(default_factory=list)
 
     @property
     def file(self) -> str:
@@ -227,21 +230,23 @@ def expected_errors(suffix: str, raw: bytes) -> list[int]:
     return code_cells(suffix, raw)[0]
 
 
-def code_cells(suffix: str, raw: bytes) -> tuple[list[int], list[int]]:
+def code_cells(suffix: str, raw: bytes) -> tuple[list[int], list[int], list[int]]:
     """The code cells of a notebook tagged raises-exception (the lesson's own "What goes wrong here?"
-    cells, meant to raise), numbered as cells_of numbers them, and each code cell's number among all the
-    notebook's cells. Anything unexpected gives none."""
+    cells, meant to raise), numbered as cells_of numbers them; each code cell's number among all the
+    notebook's cells; the code cells nbgrader marks read-only. Anything unexpected gives none."""
     if suffix != ".ipynb":
-        return [], []
+        return [], [], []
     try:
         cells = json.loads(raw.decode("utf-8-sig"))["cells"]
         code = [(n, c) for n, c in enumerate(cells, 1)
                 if isinstance(c, dict) and c.get("cell_type") == "code"]
-        return [i for i, (_, cell) in enumerate(code)
-                if isinstance((cell.get("metadata") or {}).get("tags"), list)
-                and "raises-exception" in cell["metadata"]["tags"]], [n for n, _ in code]
+        meta = [c.get("metadata") if isinstance(c.get("metadata"), dict) else {} for _, c in code]
+        nbgrader = [m.get("nbgrader") if isinstance(m.get("nbgrader"), dict) else {} for m in meta]
+        return ([i for i, m in enumerate(meta) if isinstance(m.get("tags"), list)
+                 and "raises-exception" in m["tags"]], [n for n, _ in code],
+                [i for i, g in enumerate(nbgrader) if g.get("locked") is True and not g.get("solution")])
     except Exception:  # noqa: BLE001 - the errors are then all listed, as before
-        return [], []
+        return [], [], []
 
 
 def read_all(found: list[Found]) -> list[Submission]:
@@ -260,7 +265,7 @@ def read_one(found: Found, sid: str) -> Submission:
         else:
             raw = read_file(found.graded)
             sub.cells = cells_of(found.graded.name, found.graded.suffix, raw)
-            sub.expected_errors, sub.positions = code_cells(found.graded.suffix, raw)
+            sub.expected_errors, sub.positions, sub.read_only = code_cells(found.graded.suffix, raw)
             digest.update(raw)
             total = 0
             for name in sorted(found.modules):

@@ -32,12 +32,15 @@ class Reach:
     text: str
 
 
-def scan(cells: list[str], modules: dict[str, str] | None = None) -> list[Reach]:
+def scan(cells: list[str], modules: dict[str, str] | None = None, instructors: frozenset[int] = frozenset()
+         ) -> list[Reach]:
     """Every reach in the cells (as the worker runs them) and the helper modules, in order, at most
     MAX_REACHES. A cell that does not parse does not run either, and is skipped; so is the course's own
-    set-up cell (it imports subprocess and importlib to install the package where it is missing)."""
+    set-up cell (it imports subprocess and importlib to install the package where it is missing), and the
+    instructor's cells (1-based: nbgrader's read-only helpers and tests, which may inspect a Function as
+    a test does; while running they are watched like any cell)."""
     found: list[Reach] = []
-    sources = [(i, s) for i, s in enumerate(cells, 1) if not is_setup_cell(str(s))]
+    sources = [(i, s) for i, s in enumerate(cells, 1) if not is_setup_cell(str(s)) and i not in instructors]
     sources += sorted((modules or {}).items())
     for where, source in sources:
         found += _Reader(str(source), where).read()
