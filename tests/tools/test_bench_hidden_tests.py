@@ -33,3 +33,18 @@ def test_the_hidden_tests_of_myrelu_agree_with_the_design_at_its_kink(variant, r
     problem = next(p for p in find_assignment(ASSIGNMENT).problems if p.name == "MyReLU")
     assert any(0.0 in a["values"] for case in encoded_cases(problem, 0) for a in case if isinstance(a, dict))
     assert hidden_test_passes(problem, variant) == right
+
+
+DESIGN = [(p, v, ok) for p, variants in sorted(VARIANTS.items()) for v, ok in variants.items()]
+
+
+@pytest.mark.parametrize(("problem", "variant", "right"), DESIGN)
+def test_check_gives_every_variant_the_verdict_of_the_design(problem, variant, right):
+    """Our own checks agree with the class's design too (a variant designed right that our rules fail,
+    such as a LinearFunction that never skips the work ctx.needs_input_grad allows, breaks the bench's
+    comparison)."""
+    from autograder import check
+
+    namespace: dict = {"torch": torch, "Function": torch.autograd.Function}
+    exec(compile(variant_code(problem, variant), "<cell 1>", "exec"), namespace)  # noqa: S102
+    assert check(namespace[problem]).passed == right
