@@ -143,3 +143,40 @@ f(torch.randn(3))
 def test_libraries_do_their_own_business():
     outcome, reaches = run(LIBRARIES)
     assert (outcome, reaches) == ("ran", [])
+
+
+RESTORED_RUNNER = """
+import sys
+import torch
+from autograder.sandbox.protocol import send
+from autograder.sandbox.watch import install
+from autograder.sandbox.worker import run_cells
+fd = int(sys.argv[1])
+install(fd, (), frozenset({torch.nn.functional.relu}))
+source = "import torch\\ncode = torch.nn.functional.relu.__code__, torch.nn.functional.relu.__defaults__\\n"
+run_cells(fd, [source], {"__name__": "__main__"})
+send(fd, {"event": "cell-done"})
+run_cells(fd, ["import torch\\ntorch.nn.functional.hardtanh.__code__\\n"], {"__name__": "__main__"})
+send(fd, {"event": "done"})
+"""
+
+
+def test_reading_what_the_snapshot_restores_is_let_through_and_nothing_else():
+    """The functions the snapshot reads back after every call (tens of thousands of reads): reading their
+    code is let through before any frame is asked for; the code of any other function is still refused."""
+    grader, worker = socket.socketpair()
+    with grader, worker:
+        process = subprocess.run([sys.executable, "-c", RESTORED_RUNNER, str(worker.fileno())], text=True,
+                                 capture_output=True, cwd=ROOT, pass_fds=(worker.fileno(),), timeout=300,
+                                 check=False)
+        worker.close()
+        data = b""
+        while chunk := grader.recv(1 << 16):
+            data += chunk
+    messages = [json.loads(line) for line in data.splitlines() if line.strip()]
+    events = [m["event"] for m in messages]
+    assert "done" in events, process.stderr[-2000:]
+    first = events[:events.index("cell-done")]
+    assert "reach" not in first and "cell-error" not in first, messages
+    rest = messages[events.index("cell-done"):]
+    assert any(m["event"] == "reach" and m.get("detail") == "__code__" for m in rest), rest
