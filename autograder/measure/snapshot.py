@@ -51,23 +51,25 @@ def _protected(name: str) -> bool:
 def _version_reader():
     """PEP 509: CPython 3.11 gives every dict a version tag that changes whenever the dict changes, so
     restore() can skip, for one read each, the thousands of entries nobody touched (it runs after every
-    call into a submission). None where the layout is not the one checked here: every dict is then
-    compared entry by entry."""
+    call into a submission). What this returns makes, for a dict, a view of its tag to read again and
+    again (made once, in the snapshot: making one is an audited event in a worker, reading it is not).
+    None where the layout is not the one checked here: every dict is then compared entry by entry."""
     if sys.implementation.name != "cpython" or sys.version_info[:2] != (3, 11):
         return None
     offset = 3 * ctypes.sizeof(ctypes.c_ssize_t)  # after ob_refcnt, ob_type and ma_used
     from_address = ctypes.c_uint64.from_address
 
-    def version(d: dict, id=id, from_address=from_address, offset=offset) -> int:
-        return from_address(id(d) + offset).value
+    def tag(d: dict, id=id, from_address=from_address, offset=offset):
+        return from_address(id(d) + offset)
 
     test: dict = {}
-    seen = [version(test)]
+    view = tag(test)
+    seen = [view.value]
     test["x"] = 1
-    seen.append(version(test))
+    seen.append(view.value)
     test["x"] = 2
-    seen.append(version(test))
-    return version if len(set(seen)) == 3 and version(test) == seen[-1] else None
+    seen.append(view.value)
+    return tag if len(set(seen)) == 3 and tag(test).value == seen[-1] else None
 
 
 _VERSION = _version_reader()
@@ -89,34 +91,36 @@ class _Saved:
         self.instances = [(vars(o), dict(vars(o))) for o in instances]
         dicts = ([d for d, _ in self.modules] + [d for _, d, _ in self.classes]
                  + [d for d, _ in self.instances])
-        self.versions = {id(d): _VERSION(d) for d in dicts} if _VERSION else {}
+        # each dict's tag (kept alive with the dict, which the snapshot holds) and its last value seen
+        self.tags = {id(d): _VERSION(d) for d in dicts} if _VERSION else {}
+        self.versions = {key: tag.value for key, tag in self.tags.items()}
 
     # The builtins it needs are bound here, so that patching them (or `T`) cannot stop the restoring.
     def restore(self, setattr=setattr, delattr=delattr, list=list, any=any, vars=vars, id=id,
-                builtin_names=_BUILTIN_NAMES, missing=_MISSING, version=_VERSION) -> None:
-        versions = self.versions
+                builtin_names=_BUILTIN_NAMES, missing=_MISSING, tagged=_VERSION is not None) -> None:
+        versions, tags = self.versions, self.tags
         for current, saved in self.modules:
-            if version is not None and version(current) == versions[id(current)]:
+            if tagged and tags[id(current)].value == versions[id(current)]:
                 continue  # untouched since it was last put right
             for key, value in saved.items():
                 if current.get(key, missing) is not value:
                     current[key] = value
             for key in [k for k in current if k not in saved and k in builtin_names]:
                 del current[key]  # a global that would shadow a builtin
-            if version is not None:
-                versions[id(current)] = version(current)
+            if tagged:
+                versions[id(current)] = tags[id(current)].value
         for current, saved in self.instances:
-            if version is not None and version(current) == versions[id(current)]:
+            if tagged and tags[id(current)].value == versions[id(current)]:
                 continue
             for key, value in saved.items():
                 if current.get(key, missing) is not value:
                     current[key] = value
             for key in [k for k in current if k not in saved]:
                 del current[key]
-            if version is not None:
-                versions[id(current)] = version(current)
+            if tagged:
+                versions[id(current)] = tags[id(current)].value
         for cls, current, saved in self.classes:
-            if version is not None and version(current) == versions[id(current)]:
+            if tagged and tags[id(current)].value == versions[id(current)]:
                 continue
             for key, value in saved.items():
                 if current.get(key, missing) is not value:
@@ -124,8 +128,8 @@ class _Saved:
             for key in [k for k in current if k not in saved]:
                 if any(key in vars(base) for base in cls.__mro__[1:]):
                     delattr(cls, key)  # an attribute that would shadow an inherited one
-            if version is not None:
-                versions[id(current)] = version(current)
+            if tagged:
+                versions[id(current)] = tags[id(current)].value
         for function, code, defaults, kwdefaults in self.functions:
             if function.__code__ is not code:
                 function.__code__ = code
