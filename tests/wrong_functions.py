@@ -2144,7 +2144,25 @@ RELU_TIMES_SIGN = MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED +
                                 "return grad_output * torch.sign(input)")
 LN_BOTH_PATHS = L_LN.format(backward="g * rstd, None")
 
+EXP_MARKED_NON_DIFFERENTIABLE = """
+class Exp(Function):
+    @staticmethod
+    def forward(ctx, x):
+        result = torch.exp(x)
+        ctx.save_for_backward(result)
+        ctx.mark_non_differentiable(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        result, = ctx.saved_tensors
+        return grad_output * result
+"""
+
 ISSUE32_WORDS = [
+    # a Function's output loses its grad_fn only through mark_non_differentiable, not through .detach()
+    ("Exp", EXP_MARKED_NON_DIFFERENTIABLE, "gradient",
+     "forward marks it with ctx.mark_non_differentiable, which is only for outputs that have no derivative"),
     ("Sinh", SINH_DETACHED, "gradgradcheck",
      "a detached copy of output 1 of Sinh.forward (.detach() gives the same values without autograd"),
     ("Sinh", SINH_ONE_DETACHED, "gradgradcheck",

@@ -51,10 +51,15 @@ def blocked(view: Judging, case: CaseView, part: str) -> Blocked | None:
         return Blocked(owner, case.intro + said, details,
                        f"{where} raises {m.backward_error.type}")
     if not out.has_grad_fn:
+        # Function.apply gives every floating output a grad_fn, even one forward detached: only
+        # ctx.mark_non_differentiable (or an integer output) takes it away.
+        why = ("forward marks it with ctx.mark_non_differentiable, which is only for outputs that have no "
+               "derivative (indices, masks), or returns an integer or bool tensor: remove that line and "
+               "return a floating-point tensor" if view.problem.kind == "function" else
+               "forward computed it outside autograd's view, or returned a tensor made with .detach() or "
+               "torch.no_grad()")
         return Blocked("gradient", case.intro + f"{name}'s output has no grad_fn, so no gradient can "
-                                                f"flow back through it (forward computed it outside "
-                                                f"autograd's view, or returned a tensor made with "
-                                                f".detach() or torch.no_grad()).",
+                                                f"flow back through it ({why}).",
                        short="the output has no grad_fn")
     return None
 
