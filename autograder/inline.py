@@ -90,8 +90,22 @@ def check(obj, problem: str | None = None, seed: int = 0, table: bool = False) -
         # float for math.exp, say) would print above the report, which names that mistake itself.
         warnings.simplefilter("ignore")
         data = probe(spec, namespace, encoded_cases(spec, seed), seed, expectations(spec, seed))
-    results = [r for r in judge(spec, data, seed) if not r.hidden]
+    results = [r for r in judge(spec, data, seed, _source(spec, obj, seed)) if not r.hidden]
     return Report(spec.name, results, table, name if problem is None else f"{name}, problem={problem!r}")
+
+
+def _source(spec, obj, seed: int):
+    """The rules as the notebook's cells show them (as the batch grader reads them), where the graded
+    name is bound to obj itself and the cells define it as a class; None (no facts) otherwise."""
+    from autograder.judge.source import read_source, tensor_arguments
+    from autograder.notebook_source import cells_run
+
+    caller = sys._getframe(2).f_globals
+    if caller.get(spec.lookup) is not obj:
+        return None
+    cells = cells_run(caller, spec.lookup)
+    facts = read_source(spec, cells, {}, tensor_arguments(spec, seed)) if cells else None
+    return facts if facts is not None and (facts.bound == "class" or spec.kind != "function") else None
 
 
 def _graded_name(obj, caller: dict, registry) -> str | None:

@@ -2159,7 +2159,37 @@ class Exp(Function):
         return grad_output * result
 """
 
+SOFTSIGN_SETUP_ABS = SOFTSIGN_IN_PLACE.replace("course22::", "course33::").replace(
+    "x.div_(1 + x.abs())  # in place: the op returns its own input", "x / (1 + x.abs())").replace(
+    "ctx.save_for_backward(inputs[0])", "ctx.save_for_backward(output.abs_())  # backward needs |y|").replace(
+    "x, = ctx.saved_tensors\n    return g / (1 + x.abs()) ** 2",
+    "a, = ctx.saved_tensors\n    return g * (1 - a) ** 2")
+
+SOFTPLUS_VMAP_UNBATCHED = """
+class Softplus(Function):
+    @staticmethod
+    def forward(x):
+        return x.clamp(min=0) + torch.log1p(torch.exp(-x.abs()))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, = inputs
+        ctx.save_for_backward(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output * torch.sigmoid(x)
+
+    @staticmethod
+    def vmap(info, in_dims, x):
+        return Softplus.apply(x), None
+"""
+
 ISSUE32_WORDS = [
+    ("Softplus", SOFTPLUS_VMAP_UNBATCHED, "vmap", "its out_dims say it does not (None)"),
+    # setup_context changing the output in place: the values alone point at a clamp; the cells show why
+    ("softsign", SOFTSIGN_SETUP_ABS, "forward", "setup_context changes output, the output forward returned"),
     # a Function's output loses its grad_fn only through mark_non_differentiable, not through .detach()
     ("Exp", EXP_MARKED_NON_DIFFERENTIABLE, "gradient",
      "forward marks it with ctx.mark_non_differentiable, which is only for outputs that have no derivative"),

@@ -138,6 +138,12 @@ def _extra_cause(view: Judging, check: str, result: ApiResult, case):
         if got.shape != list(want.shape):
             said = (f"vmap over a batch of 3 gave shape {got.shape} instead of {list(want.shape)}: the "
                     f"vmap rule must put the batch dimension first.")
+            if got.shape == [3, *want.shape]:  # the batched output declared unbatched, so vmap adds one
+                said = (f"vmap over a batch of 3 gave shape {got.shape} instead of {list(want.shape)}: one "
+                        f"batch dimension too many. The vmap rule's output already carries the batch, but "
+                        f"its out_dims say it does not (None), so vmap adds the batch dimension again: "
+                        f"return the output with out_dims 0, (output, 0), where it is batched along "
+                        f"dimension 0.")
             return said, "", []
         got_values = float64([got.values])
         if _float32(got_values, want.reshape(1, -1)):

@@ -47,6 +47,7 @@ class SourceFacts:
     grad_changed: tuple[tuple[str, str], ...] = ()
     reads_flags: bool = True
     tangent_changed: tuple[tuple[str, str], ...] = ()
+    output_changed: tuple[tuple[str, str], ...] = ()  # (output, line): setup_context changes the output
     kept_in: str = "forward"  # the method that keeps ctx_kept: forward, or setup_context
     changed_in: str = "forward"  # where inputs_changed are changed: forward, setup_context, the vmap rule
 
@@ -189,6 +190,7 @@ def _custom_op(code: list[_Code], name: str, tensors: list[bool]) -> dict:
         facts["kept_in"] = facts["changed_in"] = "setup_context"
         facts["inputs_changed"] = changed(setup_def[0], input_names(bound, inputs, tensors), setup_def[1],
                                           tuple(bound))
+        facts["output_changed"] = changed(setup_def[0], [output], setup_def[1])
     if backward_def is not None and backward_def[0].args.vararg is None:
         function, lines = backward_def
         facts["grad_changed"] = changed(function, [a.arg for a in function.args.args[1:]], lines)
@@ -254,6 +256,18 @@ def contradiction(check: str, problem, facts: SourceFacts | None) -> str | None:
         companion = problem.companion
         return (f"Your code never uses {companion} outside its own definition {read}, so {name}.backward "
                 f"cannot call {companion}.apply: return {companion}.apply(...) from {name}.backward.")
+    return None
+
+
+def failing_cause(check: str, facts: SourceFacts | None) -> str | None:
+    """The cause the source shows of a check that fails, where the measurement alone would point
+    elsewhere (None: the source shows none)."""
+    if facts is not None and check == "forward" and facts.output_changed:
+        output, line = facts.output_changed[0]
+        return (f"setup_context changes {output}, the output forward returned, in place (`{line}`, read from "
+                f"your code by the grader): the caller gets the changed tensor. Save what backward needs "
+                f"without changing {output}: ctx.save_for_backward({output}) and compute the rest in "
+                f"backward, or save a new tensor ({output}.abs() rather than {output}.abs_()).")
     return None
 
 

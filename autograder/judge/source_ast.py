@@ -169,6 +169,7 @@ def with_setup_context(forward: ast.FunctionDef, setup: ast.FunctionDef, tensors
         facts["ctx_kept"] = kept_on_ctx(setup, ctx, [*bound, output], inputs, tensors)
         facts["kept_in"] = "setup_context"
         dirty = any(isinstance(n, ast.Attribute) and n.attr == "mark_dirty" for n in ast.walk(setup))
+        facts["output_changed"] = changed(setup, [output], lines)
         if not dirty:
             arguments = [a.arg for a, t in zip(forward.args.args, tensors) if t]
             facts["inputs_changed"] = changed(forward, arguments, lines)

@@ -21,7 +21,7 @@ from autograder.judge.checks import BY_NAME, checks_of, points_of
 from autograder.judge.findings import Figure, Finding, fail, torch_words
 from autograder.judge.judging import Judging
 from autograder.judge.reference import reference_data
-from autograder.judge.source import SourceFacts, contradiction, unbound
+from autograder.judge.source import SourceFacts, contradiction, failing_cause, unbound
 from autograder.measure import projections
 from autograder.measure.contract import ProblemMeasurement
 from autograder.measure.spec import PARTS
@@ -154,6 +154,8 @@ def _judge(problem: Problem, data: ProblemMeasurement, reference: dict, seed: in
             found = check.judge(view)
         if (found is None or found.passed) and contradiction(name, problem, source):
             found = fail(contradiction(name, problem, source))
+        if found is not None and not found.passed and failing_cause(name, source):
+            found = fail(failing_cause(name, source), found.details, found.figures)
         if found is None:
             continue
         if found.passed:
