@@ -307,7 +307,7 @@ def starter_notebooks(assignment: Assignment) -> list[Path]:
 def _class_report(out: Path, assignment: Assignment, ordered: list[tuple[str, dict]],
                   standings: dict, codes: dict[str, list[str]]) -> Path | None:
     from autograder.intake.loader import read_cells
-    from autograder.report.classreport import class_report
+    from autograder.report.classreport import class_files
 
     starter, names = [], []
     for notebook in starter_notebooks(assignment):
@@ -317,10 +317,11 @@ def _class_report(out: Path, assignment: Assignment, ordered: list[tuple[str, di
             continue
         names.append(f"{notebook.parent.name}/{notebook.name}")
     name = " and ".join(names)
-    try:
-        write_atomic(out / "report.html", class_report(assignment, ordered, standings, codes, starter, name))
+    try:  # causes.csv first: report.html names it
+        for file, text in reversed(class_files(assignment, ordered, standings, codes, starter, name).items()):
+            write_atomic(out / file, text)
     except OSError as error:
-        say(f"could not write {out / 'report.html'} ({error.strerror or error}); the grades are written.")
+        say(f"could not write {out / file} ({error.strerror or error}); the grades are written.")
         return None
     return out / "report.html"
 

@@ -325,8 +325,10 @@ def test_report_counts_match_the_results_files(reported):
                                 == float(score)), (problem, score)
     for cause in data["causes"]:
         for sid in cause["students"]:
-            assert any(t["status"] == "failed" and t["name"].startswith(cause["problem"] + ": ")
-                       for t in results[sid]["tests"]), (cause, sid)
+            assert all(any(t["status"] == "failed" and t["name"].startswith(problem + ": ")
+                           for t in results[sid]["tests"]) for problem in cause["problems"]), (cause, sid)
+    hits = [(row["student"], int(row["rank"])) for row in csv.DictReader((reported / "causes.csv").open())]
+    assert hits == [(sid, rank) for rank, c in enumerate(data["causes"], 1) for sid in c["students"]]
 
 
 @pytest.mark.slow
