@@ -18,6 +18,11 @@ FILE_BYTES = 16 * 1024**2  # a notebook may save a picture, not fill the disk
 # A worker's own /tmp and working folder (a tmpfs in memory, counted in its memory cgroup where there is
 # one): room for a few saved pictures or a small model; filling it fails that submission's writes only.
 TMP_BYTES = 64 * 1024**2
+TMP_FILES = 16384  # files and folders in it: a loop making empty files fills it too, not the kernel's memory
+# The clean parent's own /tmp (each worker mounts its own over it; the parent writes nothing there) and
+# the containers' /dev (a few device nodes bound in, and links): small, so that nothing can fill memory.
+PARENT_TMP_BYTES = 16 * 1024**2
+DEV_BYTES = 64 * 1024
 OPEN_FILES = 256  # torch opens a few dozen; a leak of descriptors stops here
 OUTPUT_BYTES = 64 * 1024  # printed output kept for the feedback: enough to read, not a flood
 
