@@ -8,8 +8,11 @@ their defaults from here. This module imports nothing: a worker's confinement re
 # A lesson notebook runs its cells in a few seconds; a minute leaves room for a slow machine and a first
 # import, and still stops a notebook that trains a model or sleeps.
 LOAD_SECONDS = 60.0
-# Measuring one problem takes well under a second; 20 s stops a Function that loops, not a slow one.
+# Measuring one problem takes well under a second; 20 s stops a Function that loops, not a slow one,
 PROBLEM_SECONDS = 20.0
+# ... counted in the worker's own CPU time (sandbox/budget.py): a worker starved on a loaded machine keeps
+# its seconds. One that waits spends none, and the wall clock stops it at this many times the budget.
+PROBLEM_WALL_FACTOR = 3
 
 # -- what one worker may use ---------------------------------------------------------------------------
 MEMORY_BYTES = 3 * 1024**3  # on top of the clean parent's: torch's tensors of a lesson fit many times over

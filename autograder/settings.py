@@ -104,7 +104,8 @@ SETTINGS = (
             "seconds to run a submission's cells",
             " s", "load_seconds"),
     Setting("problem_timeout", seconds, config.PROBLEM_SECONDS, 0, math.inf,
-            "seconds to grade one problem",
+            f"seconds of its own CPU time to grade one problem (one that waits: {config.PROBLEM_WALL_FACTOR} "
+            f"times that on the wall clock)",
             " s", "problem_seconds"),
     Setting("memory", size, config.MEMORY_BYTES, 256 * 1024**2, 256 * 1024**3,
             "memory a worker may take on top of the clean parent's (64M, 3G)", "", "memory_bytes",
