@@ -285,8 +285,11 @@ def tell_instructor(graded) -> None:
     if graded.unreadable:
         print(f"autograder: {len(graded.unreadable)} submission(s) could not be read and score 0 "
               f"(see report.html):", file=sys.stderr)
-        for line in graded.unreadable:
+        for line in graded.unreadable[:UNREADABLE_SHOWN]:
             print("  " + shown(line), file=sys.stderr)
+        if len(graded.unreadable) > UNREADABLE_SHOWN:
+            print(f"  and {len(graded.unreadable) - UNREADABLE_SHOWN} more, each with its cause in "
+                  f"report.html", file=sys.stderr)
     for warning in graded.warnings:
         print("autograder: warning: " + shown(warning), file=sys.stderr)
     if graded.not_graded:
@@ -347,6 +350,7 @@ def cmd_apparmor_profile(args) -> int:
     return 0
 
 
+UNREADABLE_SHOWN = 10  # the unreadable named with their cause on the terminal; report.html has them all
 TIMEOUTS = ("load_timeout", "problem_timeout")  # what a Gradescope archive takes of the settings
 INTERRUPTED = ["Stopped."]  # what Ctrl-C says: grade sets how to resume
 
