@@ -71,9 +71,9 @@ def test_a_large_class_gets_a_summary_naming_what_to_look_at(capsys):
     assert len(out.splitlines()) < 12, out  # not a row per submission
     assert "1200 submission(s) in graded: 1100 graded in this run, 100 already graded." in out
     assert "Time: wall 5 min 0 s, 0.27 s per submission; 0.25 s per submission in its worker" in out
-    assert "Could not be read (score 0): 120: s0003, s0013," in out and "and 80 more." in out
-    assert "Ran out of time: 120: s0004, s0014" in out
-    assert "Scored 0: 120: s0004," in out  # out of time and 0; the unreadable are listed once, above
+    assert "Could not be read, score 0 (120): s0003, s0013," in out and "and 80 more." in out
+    assert "Ran out of time (120): s0004, s0014" in out
+    assert "Scored 0 (120): s0004," in out  # out of time and 0; the unreadable are listed once, above
     assert "mean 32.4 of 50; 480 with full marks, 480 with part of the points, 240 with none." in out
     assert "grades: graded/grades.csv" in out
 

@@ -137,10 +137,10 @@ def summary(graded, out: Path, wall: float | None = None) -> str:
     timed_out = [g.submission for g in graded if g.timed_out]
     zero = [g.submission for g, s in zip(graded, scores, strict=True)
             if s <= 0 < top and g.submission not in unreadable]
-    for what, ids in (("Could not be read (score 0)", unreadable), ("Ran out of time", timed_out),
+    for what, ids in (("Could not be read, score 0", unreadable), ("Ran out of time", timed_out),
                       ("Scored 0", zero), ("NOT graded (the grader's fault; run again)", graded.not_graded)):
         if ids:
-            lines.append(f"{what}: {len(ids)}: {_named(ids)}.")
+            lines.append(f"{what} ({len(ids)}): {_named(ids)}.")
     lines.append("Every submission's score is in grades.csv, and the causes of failure in report.html.")
     return "\n".join(lines)
 
