@@ -171,9 +171,14 @@ def check_settings(args, folder: Path | None = None, keys: tuple[str, ...] = tup
     """The settings' values (settings.py: the command line, then folder's grading.toml, then the defaults);
     one out of bounds is a usage error."""
     try:
-        return settings.resolve(args, folder, keys)
+        values = settings.resolve(args, folder, keys)
+        kept = [k for k in settings.read_table(folder) if getattr(args, k, None) is None] if folder else []
     except settings.SettingError as error:
         fail(f"{error} Nothing was graded.")
+    if kept:  # limits that are not the defaults, said where the instructor sees them
+        said = ", ".join(f"{k} = {settings.BY_KEY[k].describe(values[k])}" for k in kept)
+        print("autograder: " + paragraph(f"{folder / 'grading.toml'} [limits]: {said}."), file=sys.stderr)
+    return values
 
 
 def check_paths(args) -> None:

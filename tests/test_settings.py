@@ -90,3 +90,13 @@ def test_the_docs_example_of_limits_is_read_as_it_says(tmp_path):
     values = settings.resolve(args(), tmp_path)
     assert (values["problem_timeout"], values["memory"], values["tmp_size"]) == (
         30, 4 * 1024**3, 256 * 1024**2)
+
+
+def test_limits_from_grading_toml_are_said_on_the_terminal(tmp_path, capsys):
+    from autograder.cli import check_settings
+
+    (tmp_path / "grading.toml").write_text('[limits]\nproblem_timeout = 5\nmemory = "2G"\n')
+    values = check_settings(args(memory="1G"), tmp_path)
+    assert values["memory"] == 1024**3 and values["problem_timeout"] == 5
+    said = capsys.readouterr().err.replace("\n  ", " ")
+    assert said == f"autograder: {tmp_path / 'grading.toml'} [limits]: problem_timeout = 5.\n"
