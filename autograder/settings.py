@@ -124,7 +124,7 @@ def add_options(parser: argparse.ArgumentParser, keys: tuple[str, ...] = tuple(B
     """The options of these settings. Their default is None, so that a value not given is grading.toml's."""
     for key in keys:
         s = BY_KEY[key]
-        default = "" if s.default is None else f" (default: {s.describe(s.default)}{s.unit})"
+        default = "" if s.default is None else f"; default: {s.describe(s.default)}{s.unit}"
         parser.add_argument(s.option, type=str, default=None, metavar=s.key.upper(),
                             help=f"{s.help}{default}; also grading.toml's [{TABLE}] {s.key}")
 

@@ -41,7 +41,7 @@ def test_every_setting_is_an_option_of_grade_with_its_default_in_the_help():
     for s in settings.SETTINGS:
         assert s.option in options and "grading.toml's [limits] " + s.key in options[s.option].help
         if s.default is not None:
-            assert f"(default: {s.describe(s.default)}{s.unit})" in options[s.option].help
+            assert f"; default: {s.describe(s.default)}{s.unit};" in options[s.option].help
 
 
 def args(**given) -> argparse.Namespace:
