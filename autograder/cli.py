@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
                          f"never; after_published shows them once you publish the grades)")
     gs.add_argument("--output-format", default=config.OUTPUT_FORMAT, choices=config.OUTPUT_FORMATS,
                     help="how explanations are shown: html or md (with pictures as PNG), text (no pictures)")
-    settings.add_options(gs, TIMEOUTS)
+    settings.add_options(gs, TIMEOUTS, in_file=False)
     gs.add_argument("--seed", type=int, default=config.SEED, help="seed of the inputs")
     _extra_option(gs, "also bundled into the archive, where students cannot read it")
 

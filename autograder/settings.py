@@ -120,13 +120,16 @@ BY_KEY = {s.key: s for s in SETTINGS}
 TABLE = "limits"  # grading.toml's table of them
 
 
-def add_options(parser: argparse.ArgumentParser, keys: tuple[str, ...] = tuple(BY_KEY)) -> None:
-    """The options of these settings. Their default is None, so that a value not given is grading.toml's."""
+def add_options(parser: argparse.ArgumentParser, keys: tuple[str, ...] = tuple(BY_KEY),
+                in_file: bool = True) -> None:
+    """The options of these settings. Their default is None, so that a value not given is grading.toml's
+    (in_file: the command reads one; a Gradescope archive does not)."""
     for key in keys:
         s = BY_KEY[key]
         default = "" if s.default is None else f"; default: {s.describe(s.default)}{s.unit}"
+        also = f"; also grading.toml's [{TABLE}] {s.key}" if in_file else ""
         parser.add_argument(s.option, type=str, default=None, metavar=s.key.upper(),
-                            help=f"{s.help}{default}; also grading.toml's [{TABLE}] {s.key}")
+                            help=f"{s.help}{default}{also}")
 
 
 def resolve(args: argparse.Namespace, folder: Path | None = None,
