@@ -10,7 +10,6 @@ when writing). Each batch also writes report.html (classreport.py), from the ver
 from __future__ import annotations
 
 import dataclasses
-import sys
 import tempfile
 from collections import Counter
 from functools import cache
@@ -37,6 +36,7 @@ from autograder.report.files import (
 from autograder.report.pages import feedback_page, update_standing
 from autograder.report.plain import say
 from autograder.sandbox import Limits, Server
+from autograder.term.progress import Progress
 from autograder.term.rules import FILE, Rules, RulesError, read_rules
 from autograder.term.standing import describe_rules
 from autograder.term.standing import standings as compute_standings
@@ -230,7 +230,7 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
         raise UsageError(lost)
     batch.plan = describe_plan(len(subs), [] if force else list(reasons.values()), force)
     say(batch.plan)
-    bar = _progress(sum(not s.error for s in todo), progress)
+    bar = Progress(sum(not s.error for s in todo), progress)
     for sub, graded in pipeline.grade(todo):
         if not sub.error:
             bar.update(1)
@@ -307,7 +307,7 @@ def starter_notebooks(assignment: Assignment) -> list[Path]:
 def _class_report(out: Path, assignment: Assignment, ordered: list[tuple[str, dict]],
                   standings: dict, codes: dict[str, list[str]]) -> Path | None:
     from autograder.intake.loader import read_cells
-    from autograder.report.classreport import class_report
+    from autograder.report.classreport import class_files
 
     starter, names = [], []
     for notebook in starter_notebooks(assignment):
@@ -317,18 +317,10 @@ def _class_report(out: Path, assignment: Assignment, ordered: list[tuple[str, di
             continue
         names.append(f"{notebook.parent.name}/{notebook.name}")
     name = " and ".join(names)
-    try:
-        write_atomic(out / "report.html", class_report(assignment, ordered, standings, codes, starter, name))
+    try:  # causes.csv first: report.html names it
+        for file, text in reversed(class_files(assignment, ordered, standings, codes, starter, name).items()):
+            write_atomic(out / file, text)
     except OSError as error:
-        say(f"could not write {out / 'report.html'} ({error.strerror or error}); the grades are written.")
+        say(f"could not write {out / file} ({error.strerror or error}); the grades are written.")
         return None
     return out / "report.html"
-
-
-def _progress(total: int, enabled: bool):
-    import tqdm
-
-    tqdm.tqdm.monitor_interval = 0  # no monitor thread: workers are forked from this process
-    # disable=None: drawn on a terminal only; a log or a pipe gets no carriage returns
-    return tqdm.tqdm(total=total, unit="submission", desc="grading",
-                     disable=None if enabled and total else True, file=sys.stderr)

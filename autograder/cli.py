@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
+import signal
 import sys
 import textwrap
+import time
 from pathlib import Path
 
-from autograder import config
+from autograder import config, settings
 from autograder.report.plain import shown
 
 
@@ -63,10 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="replace results already in --out even when this run scores fewer points "
                               "(an --extra file left out, a problem removed, a lower maximum): without it, "
                               "such a run stops before writing anything")
-    grading.add_argument("--jobs", type=int, default=None,
-                         help=f"workers in parallel, 1 to {config.MAX_JOBS} "
-                              f"(default: {config.WORKERS_PER_CORE} per core)")
-    _timeout_options(grading)
+    settings.add_options(grading)  # --load-timeout, --problem-timeout, --memory, --tmp-size, --jobs
     grading.add_argument("--seed", type=int, default=config.SEED,
                          help=f"seed of the inputs, 0 to {config.MAX_SEED} "
                               f"(same seed, same results)")
@@ -95,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
                          f"never; after_published shows them once you publish the grades)")
     gs.add_argument("--output-format", default=config.OUTPUT_FORMAT, choices=config.OUTPUT_FORMATS,
                     help="how explanations are shown: html or md (with pictures as PNG), text (no pictures)")
-    _timeout_options(gs)
+    settings.add_options(gs, TIMEOUTS, in_file=False)
     gs.add_argument("--seed", type=int, default=config.SEED, help="seed of the inputs")
     _extra_option(gs, "also bundled into the archive, where students cannot read it")
 
@@ -109,13 +107,6 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("apparmor-profile", help="print the AppArmor profile that lets this Python make user "
                                                  "namespaces where AppArmor restricts them (Ubuntu 24.04)")
     return parser
-
-
-def _timeout_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--load-timeout", type=float, default=config.LOAD_SECONDS,
-                        help="seconds to run a submission's cells")
-    parser.add_argument("--problem-timeout", type=float, default=config.PROBLEM_SECONDS,
-                        help="seconds to grade one problem")
 
 
 def _policy_option(parser: argparse.ArgumentParser) -> None:
@@ -176,16 +167,18 @@ def check_seed(seed: int) -> None:
         fail(f"--seed must be a whole number from 0 to {config.MAX_SEED}, not {seed}")
 
 
-def check_limits(load_timeout: float, problem_timeout: float):
-    from autograder.sandbox import Limits
-
-    for name, value in (("--load-timeout", load_timeout), ("--problem-timeout", problem_timeout)):
-        if not (math.isfinite(value) and value > 0):
-            fail(f"{name} must be a number of seconds greater than 0, not {value:g}")
+def check_settings(args, folder: Path | None = None, keys: tuple[str, ...] = tuple(settings.BY_KEY)) -> dict:
+    """The settings' values (settings.py: the command line, then folder's grading.toml, then the defaults);
+    one out of bounds is a usage error."""
     try:
-        return Limits(load_seconds=load_timeout, problem_seconds=problem_timeout)
-    except ValueError as error:
-        fail(f"{error}: give --load-timeout and --problem-timeout as seconds greater than 0")
+        values = settings.resolve(args, folder, keys)
+        kept = [k for k in settings.read_table(folder) if getattr(args, k, None) is None] if folder else []
+    except settings.SettingError as error:
+        fail(f"{error} Nothing was graded.")
+    if kept:  # limits that are not the defaults, said where the instructor sees them
+        said = ", ".join(f"{k} = {settings.BY_KEY[k].describe(values[k])}" for k in kept)
+        print("autograder: " + paragraph(f"{folder / 'grading.toml'} [limits]: {said}."), file=sys.stderr)
+    return values
 
 
 def check_paths(args) -> None:
@@ -247,6 +240,9 @@ def cmd_grade(args) -> int:
         server = Server(fork=True, fallback=args.no_isolation)
     except ContainerUnavailable as error:
         fail(str(error))
+    # SIGTERM (kill, a scheduler's time limit, a shutdown) stops as Ctrl-C does: what was graded is saved.
+    # Set once the clean parent is forked, which keeps the default.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         return _grade(args, server)
     finally:
@@ -259,11 +255,10 @@ def _grade(args, server) -> int:
 
     if args.roster and not args.canvas:
         fail("--roster goes with --canvas FILE.csv (the Canvas import to write)")
-    if args.jobs is not None and not 1 <= args.jobs <= config.MAX_JOBS:
-        fail(f"--jobs must be from 1 to {config.MAX_JOBS}, not {args.jobs}")
     check_seed(args.seed)
-    limits = check_limits(args.load_timeout, args.problem_timeout)
     check_paths(args)
+    values = check_settings(args, args.out)
+    limits = settings.limits_of(values)
     registry = load_extras(args.extra)
     from autograder.pipeline import warm_up
 
@@ -272,13 +267,16 @@ def _grade(args, server) -> int:
     validated(assignment, registry.origins, args.seed)
     INTERRUPTED[0] = (f"Stopped. Every submission graded before now is saved in {args.out}: run the same "
                       f"command again to grade the rest.")
+    start = time.monotonic()
     try:
-        graded = grade(assignment, args.submissions, args.out, args.force, args.jobs, limits, args.seed,
+        graded = grade(assignment, args.submissions, args.out, args.force, values["jobs"], limits, args.seed,
                        progress=not args.quiet, server=server, extras=args.extra, replace=args.replace)
     except (UsageError, NoSubmissions) as error:
         fail(str(error))
     if not args.quiet:
-        print_summary(graded, args.out)
+        from autograder.term.progress import print_summary
+
+        print_summary(graded, args.out, time.monotonic() - start)
     tell_instructor(graded)
     if args.canvas:
         status = export_canvas(args.out, args.canvas, args.roster, policy=args.policy)
@@ -292,8 +290,11 @@ def tell_instructor(graded) -> None:
     if graded.unreadable:
         print(f"autograder: {len(graded.unreadable)} submission(s) could not be read and score 0 "
               f"(see report.html):", file=sys.stderr)
-        for line in graded.unreadable:
+        for line in graded.unreadable[:UNREADABLE_SHOWN]:
             print("  " + shown(line), file=sys.stderr)
+        if len(graded.unreadable) > UNREADABLE_SHOWN:
+            print(f"  and {len(graded.unreadable) - UNREADABLE_SHOWN} more, each with its cause in "
+                  f"report.html", file=sys.stderr)
     for warning in graded.warnings:
         print("autograder: warning: " + shown(warning), file=sys.stderr)
     if graded.not_graded:
@@ -328,13 +329,13 @@ def cmd_gradescope(args) -> int:
     from autograder.judge.checks import checks_of, max_score
 
     check_seed(args.seed)
-    check_limits(args.load_timeout, args.problem_timeout)
+    values = check_settings(args, None, TIMEOUTS)
     assignment = find(load_extras(args.extra), args.assignment, args.seed)
     if args.out.suffix != ".zip":
         fail(f"--out must name a .zip file (Gradescope takes the autograder as a zip), not {args.out}")
     settings = Settings(assignment.name, visibility=args.visibility, hidden_visibility=args.hidden_visibility,
-                        output_format=args.output_format, load_seconds=args.load_timeout,
-                        problem_seconds=args.problem_timeout, seed=args.seed)
+                        output_format=args.output_format, load_seconds=values["load_timeout"],
+                        problem_seconds=values["problem_timeout"], seed=args.seed)
     try:
         names = build(settings, args.extra, args.out)
     except OSError as error:
@@ -354,30 +355,8 @@ def cmd_apparmor_profile(args) -> int:
     return 0
 
 
-def print_summary(graded, out: Path) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    title = f"Graded {len(graded)} submission(s); feedback under {out}/<id>/feedback.html"
-    table = Table(title=Text(shown(title)))
-    for column in ("submission", "score", "graded", "feedback"):
-        table.add_column(column)
-    for g in graded:
-        time = ("already graded" if g.skipped else f"{g.seconds:.2f} s ({g.reason})" if g.reason
-                else f"{g.seconds:.2f} s")
-        # Text, not markup: an id such as "[blink]" or "[link=mailto:...]" is shown as it is
-        changed = g.standing is not None and g.standing.score != g.score
-        after = f" → {g.standing.score:g}" if changed else ""
-        table.add_row(Text(shown(g.submission)), f"{g.score:g}/{g.max_score:g}{after}", time,
-                      Text(shown(g.feedback)))
-    Console(stderr=False).print(table)
-    print(f"grades: {out / 'grades.csv'}" + (" (→ the grade with grading.toml applied, its score)" if any(
-        g.standing is not None and g.standing.score != g.score for g in graded) else ""))
-    if graded.report is not None:
-        print(f"class report: {graded.report}")
-
-
+UNREADABLE_SHOWN = 10  # the unreadable named with their cause on the terminal; report.html has them all
+TIMEOUTS = ("load_timeout", "problem_timeout")  # what a Gradescope archive takes of the settings
 INTERRUPTED = ["Stopped."]  # what Ctrl-C says: grade sets how to resume
 
 

@@ -8,8 +8,11 @@ their defaults from here. This module imports nothing: a worker's confinement re
 # A lesson notebook runs its cells in a few seconds; a minute leaves room for a slow machine and a first
 # import, and still stops a notebook that trains a model or sleeps.
 LOAD_SECONDS = 60.0
-# Measuring one problem takes well under a second; 20 s stops a Function that loops, not a slow one.
+# Measuring one problem takes well under a second; 20 s stops a Function that loops, not a slow one,
 PROBLEM_SECONDS = 20.0
+# ... counted in the worker's own CPU time (sandbox/budget.py): a worker starved on a loaded machine keeps
+# its seconds. One that waits spends none, and the wall clock stops it at this many times the budget.
+PROBLEM_WALL_FACTOR = 3
 
 # -- what one worker may use ---------------------------------------------------------------------------
 MEMORY_BYTES = 3 * 1024**3  # on top of the clean parent's: torch's tensors of a lesson fit many times over
@@ -18,6 +21,11 @@ FILE_BYTES = 16 * 1024**2  # a notebook may save a picture, not fill the disk
 # A worker's own /tmp and working folder (a tmpfs in memory, counted in its memory cgroup where there is
 # one): room for a few saved pictures or a small model; filling it fails that submission's writes only.
 TMP_BYTES = 64 * 1024**2
+TMP_FILES = 16384  # files and folders in it: a loop making empty files fills it too, not the kernel's memory
+# The clean parent's own /tmp (each worker mounts its own over it; the parent writes nothing there) and
+# the containers' /dev (a few device nodes bound in, and links): small, so that nothing can fill memory.
+PARENT_TMP_BYTES = 16 * 1024**2
+DEV_BYTES = 64 * 1024
 OPEN_FILES = 256  # torch opens a few dozen; a leak of descriptors stops here
 OUTPUT_BYTES = 64 * 1024  # printed output kept for the feedback: enough to read, not a flood
 

@@ -325,8 +325,10 @@ def test_report_counts_match_the_results_files(reported):
                                 == float(score)), (problem, score)
     for cause in data["causes"]:
         for sid in cause["students"]:
-            assert any(t["status"] == "failed" and t["name"].startswith(cause["problem"] + ": ")
-                       for t in results[sid]["tests"]), (cause, sid)
+            assert all(any(t["status"] == "failed" and t["name"].startswith(problem + ": ")
+                           for t in results[sid]["tests"]) for problem in cause["problems"]), (cause, sid)
+    hits = [(row["student"], int(row["rank"])) for row in csv.DictReader((reported / "causes.csv").open())]
+    assert hits == [(sid, rank) for rank, c in enumerate(data["causes"], 1) for sid in c["students"]]
 
 
 @pytest.mark.slow
@@ -361,9 +363,11 @@ def test_report_tables_every_student_and_lists_the_copies_it_graded(reported):
 # -- interrupted ---------------------------------------------------------------------------------------------
 
 @pytest.mark.slow
-def test_ctrl_c_says_how_to_resume_in_one_line(tmp_path):
-    """Does Ctrl-C (SIGINT to the grader's process group, as a terminal sends it) end the batch with one line
-    saying how to resume, no traceback, and leave what was graded?"""
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_ctrl_c_and_sigterm_say_how_to_resume_in_one_line_and_resume_exactly(tmp_path, how):
+    """Does Ctrl-C (SIGINT to the grader's process group, as a terminal sends it), or SIGTERM to the grader
+    alone (kill, a scheduler's time limit), end the batch with one line saying how to resume, no traceback,
+    and leave what was graded; and does the same command then grade the rest, and only the rest?"""
     subs = tmp_path / "class"
     subs.mkdir()
     release = tmp_path / "release"
@@ -382,7 +386,10 @@ def test_ctrl_c_says_how_to_resume_in_one_line(tmp_path):
                 break
             time.sleep(0.1)
         time.sleep(1)
-        os.killpg(grader.pid, signal.SIGINT)
+        if how == "ctrl-c":
+            os.killpg(grader.pid, signal.SIGINT)
+        else:
+            os.kill(grader.pid, signal.SIGTERM)
         _, stderr = grader.communicate(timeout=120)
     finally:
         release.touch()
@@ -393,3 +400,11 @@ def test_ctrl_c_says_how_to_resume_in_one_line(tmp_path):
     last = [line for line in stderr.splitlines() if line.strip()][-1]
     assert last.startswith("autograder: Stopped.") and "run the same command again" in last
     assert (out / "a" / "results.json").exists() and not (out / "b_waits" / "results.json").exists()
+    first = (out / "a" / "results.json").read_bytes()
+    # a worker never sees `release` (its /tmp is its own): b_waits is handed in again, without the wait
+    (subs / "b_waits.py").write_text((EXAMPLES / "alice.py").read_text())
+    again = subprocess.run(grader.args, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert again.returncode == 0, again.stderr
+    assert "2 submission(s): 1 already graded, 1 to grade (1 new)." in again.stderr
+    assert (out / "a" / "results.json").read_bytes() == first  # kept, not graded again
+    assert [row["submission"] for row in csv.DictReader((out / "grades.csv").open())] == ["a", "b_waits"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -121,11 +122,39 @@ def student_table(problems: list[str], students: list[dict]) -> tuple[list[Colum
 
 @dataclass
 class Cause:
-    problem: str
+    problem: str  # "" for a cause of the whole submission (WHOLE)
     text: str
     checks: list[str] = field(default_factory=list)
     students: list[str] = field(default_factory=list)
     hidden: bool = False
+    problems: list[str] = field(default_factory=list)  # the problems it stopped, for a WHOLE cause
+
+
+# A check that waits for another (checks.Check.unmet) says so; it is a consequence, never a cause.
+PREREQUISITE = "Not graded yet:"
+WHOLE = "several problems"  # the problem column of a cause that stopped several problems of a submission
+
+
+def _submission_causes(tests, problems: list[str]) -> dict[tuple[str, str], tuple[list[str], list[str]]]:
+    """One submission's causes: (problem, text) -> (checks, problems). A text the submission hit on several
+    problems (a crash, cells that did not run: the grader names the problem in it, "Grading KillHead
+    stopped: the worker was killed by SIGSEGV") is one cause of the submission, keyed ("", text)."""
+    by_text: dict[str, dict[str, list[str]]] = {}
+    for test in tests:
+        if test.passed or cause_of(test.output).startswith(PREREQUISITE):
+            continue
+        text = cause_of(test.output.replace(f" {test.problem} ", " ", 1) if test.output.startswith(
+            f"Grading {test.problem} ") else test.output)
+        by_text.setdefault(text, {}).setdefault(test.problem, []).append(test.check)
+    causes = {}
+    for text, where in by_text.items():
+        if len(where) > 1:
+            checks = list(dict.fromkeys(c for cs in where.values() for c in cs))
+            causes[("", text)] = (checks, [p for p in problems if p in where] or list(where))
+        else:
+            (problem, checks), = where.items()
+            causes[(problem, text)] = (checks, [problem])
+    return causes
 
 
 def summarize(problems: list[str], rows: list[tuple[str, dict]]) -> dict:
@@ -134,6 +163,7 @@ def summarize(problems: list[str], rows: list[tuple[str, dict]]) -> dict:
     checks: dict[str, dict] = {}
     causes: dict[tuple[str, str], Cause] = {}
     not_loaded, timed_out, not_isolated, chosen, students, flagged = [], [], [], [], [], []
+    waiting = []  # submissions with a check not graded because one it needs failed
     for sid, result in rows:
         extra = result.get("extra_data") if isinstance(result.get("extra_data"), dict) else {}
         if extra.get("isolation", "container") != "container":
@@ -148,34 +178,61 @@ def summarize(problems: list[str], rows: list[tuple[str, dict]]) -> dict:
         totals.append(result["score"])
         tests = read_tests(result)
         scores = subtotals(tests, problems)
+        hidden = set()
         for test in tests:
             entry = checks.setdefault(test.name, {"problem": test.problem, "check": test.check, "passed": 0,
                                                   "failed": 0, "hidden": test.hidden})
             entry["passed" if test.passed else "failed"] += 1
-            if test.passed or status in NOT_LOADED:
-                continue
-            text = cause_of(test.output)
-            cause = causes.setdefault((test.problem, text), Cause(test.problem, text, hidden=entry["hidden"]))
-            if test.check not in cause.checks:
-                cause.checks.append(test.check)
-            if sid not in cause.students:
-                cause.students.append(sid)
+            if test.hidden:
+                hidden.add((test.problem, test.check))
+        if any(not t.passed and cause_of(t.output).startswith(PREREQUISITE) for t in tests):
+            waiting.append(sid)
+        mine = [] if status in NOT_LOADED else _submission_causes(tests, problems)
+        for key in mine:
+            (problem, text), (names, where) = key, mine[key]
+            cause = causes.setdefault(key, Cause(problem, text, hidden=all(
+                (p, c) in hidden for p in where for c in names)))
+            cause.checks.extend(c for c in names if c not in cause.checks)
+            cause.problems.extend(p for p in where if p not in cause.problems)
+            cause.students.append(sid)
         for p in problems:
             per_problem[p][scores[p]] += 1
         students.append({"id": sid, "score": result["score"], "status": status, "extra": extra,
-                         "problems": {p: scores[p] for p in problems}})
+                         "problems": {p: scores[p] for p in problems}, "causes": list(mine)})
         if status in NOT_LOADED:
             not_loaded.append({"id": sid, "status": status, "why": str(extra.get("error", ""))})
         elif status == "timed out":
             timed_out.append({"id": sid, "what": list(extra.get("timed_out", []))})
     ranked = sorted(causes.values(), key=lambda c: (-len(c.students), problems.index(c.problem)
-                                                     if c.problem in problems else 0, c.text))
+                                                     if c.problem in problems else -1, c.text))
+    number = {(c.problem, c.text): i for i, c in enumerate(ranked)}
+    for row in students:
+        row["causes"] = sorted(number[key] for key in row["causes"])
     return {"submissions": len(rows), "totals": totals,
             "problems": {p: {f"{k:g}": v for k, v in sorted(per_problem[p].items())} for p in problems},
             "checks": checks, "not_loaded": not_loaded, "timed_out": timed_out, "not_isolated": not_isolated,
-            "chosen": chosen, "students": students, "flagged": flagged,
-            "causes": [{"problem": c.problem, "cause": c.text, "checks": c.checks, "students": c.students,
-                        "hidden": c.hidden} for c in ranked]}
+            "chosen": chosen, "students": students, "flagged": flagged, "waiting": waiting,
+            "causes": [{"problem": c.problem or WHOLE, "cause": c.text, "checks": c.checks,
+                        "students": c.students, "hidden": c.hidden, "problems": c.problems} for c in ranked]}
+
+
+def causes_csv(data: dict) -> str:
+    """causes.csv, beside report.html: a row per student and cause they hit (rank, problem, cause, checks),
+    in the page's order of causes, for a spreadsheet or a mail merge to the students concerned."""
+    import csv
+    import io
+
+    from autograder.report.csvsafe import cell
+
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(["student", "rank", "problem", "cause", "checks", "students with this cause"])
+    for rank, c in enumerate(data["causes"], 1):
+        for sid in c["students"]:
+            writer.writerow([cell(sid), rank, cell(", ".join(c["problems"]) if c["problem"] == WHOLE
+                                                   else c["problem"]),
+                             cell(c["cause"]), cell(", ".join(c["checks"])), len(c["students"])])
+    return text.getvalue()
 
 
 def bars_svg(counts: dict[str, int], label: str, width: int = 420) -> str:
@@ -214,8 +271,15 @@ def _histogram(totals: list[float], max_score: float) -> dict[str, int]:
 def class_report(assignment, rows: list[tuple[str, dict]], standings: dict | None = None,
                  codes: dict[str, list[str]] | None = None, starter: list[str] = (),
                  starter_name: str = "") -> str:
-    """The page, for the assignment and its (id, results.json) rows, their standings (grading.toml
-    applied, term/standing.py: data["standings"] by id); with codes (id -> the code cells
+    """report.html alone (class_files)."""
+    return class_files(assignment, rows, standings, codes, starter, starter_name)["report.html"]
+
+
+def class_files(assignment, rows: list[tuple[str, dict]], standings: dict | None = None,
+                codes: dict[str, list[str]] | None = None, starter: list[str] = (),
+                starter_name: str = "") -> dict[str, str]:
+    """report.html and causes.csv, for the assignment and its (id, results.json) rows, their standings
+    (grading.toml applied, term/standing.py: data["standings"] by id); with codes (id -> the code cells
     graded), the near-identical pairs among them, the cells of the notebooks every student could start
     from (starter, named starter_name) left out."""
     from autograder.report import similar
@@ -242,13 +306,24 @@ def class_report(assignment, rows: list[tuple[str, dict]], standings: dict | Non
                                   for row in data["students"]]}
     embedded = (json.dumps(shown, sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e")
                 .replace("&", "\\u0026"))
-    return templates().get_template("class_report.html.j2").render(
+    # what the table's filters read: each row's status, the problems it lost points on, its causes' ranks
+    filters = [{"status": row["status"], "causes": " ".join(map(str, row["causes"])),
+                "lost": "|".join(p for p in problems if row["problems"][p] < maxima[p])}
+               for row in data["students"]]
+    common = similar.common_count(len(codes or {}))
+    page = templates().get_template("class_report.html.j2").render(
         assignment=assignment.name, max_score=total, data=data, maxima=maxima,
         mean=sum(totals) / len(totals) if totals else 0.0,
         full=sum(1 for t in totals if t >= total),
         total_chart=bars_svg(_histogram(totals, total),
                              f"submissions per total score (out of {total:g})"),
-        charts=charts, embedded=embedded, columns=columns, table=table,
+        charts=charts, embedded=embedded, columns=columns, table=table, filters=filters,
+        statuses=sorted({f["status"] for f in filters}), problems=problems, folded=FOLDED, WHOLE=WHOLE,
         compared=0 if failed else len(codes or {}), failed=failed, pairs=pairs, groups=similar.groups(pairs),
-        starter=starter_name, similar=similar, common=similar.common_count(len(codes or {})),
+        # code in more than `common` submissions is left out: shared by at least its whole part plus one
+        starter=starter_name, similar=similar, common=math.floor(common),
         changed=[sid for sid, s in (standings or {}).items() if s.adjustments or s.penalty or s.needs_time])
+    return {"report.html": page, "causes.csv": causes_csv(data)}
+
+
+FOLDED = 20  # a list of more students than this (a cause's) is folded, and so is a table of more rows

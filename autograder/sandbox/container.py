@@ -26,6 +26,7 @@ import os
 import platform
 import struct
 
+from autograder import config
 from autograder.sandbox.kernel import CAPABILITY_VERSION_3, PR_SET_DUMPABLE, libc, prctl
 
 CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x02000000, 0x04000000, 0x08000000
@@ -206,7 +207,7 @@ def build_root(paths: list[str]) -> None:
     _make_dev("/old/dev", "/new/dev")
     os.makedirs("/new/tmp", exist_ok=True)
     # the clean parent's own scratch space (each worker mounts its own over it)
-    mount("tmpfs", "/new/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=1777")
+    mount("tmpfs", "/new/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={config.PARENT_TMP_BYTES},mode=1777")
     _bring_back("/new")
     os.makedirs("/new/proc", exist_ok=True)
     mount("proc", "/new/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
@@ -236,7 +237,7 @@ def _bring_back(root: str) -> None:
 
 def _make_dev(source: str, target: str) -> None:
     os.makedirs(target, exist_ok=True)
-    mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
+    mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NOEXEC, f"mode=0755,size={config.DEV_BYTES}")
     for name in DEVICES:
         if os.path.exists(os.path.join(source, name)):
             open(os.path.join(target, name), "a").close()
@@ -256,7 +257,7 @@ def worker_namespaces(uid: int, tmp_bytes: int) -> None:
     worker's user id `uid`, as the clean parent's namespace names it)."""
     unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
     mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
-          f"size={tmp_bytes},nr_inodes=16384,mode=1777")
+          f"size={tmp_bytes},nr_inodes={config.TMP_FILES},mode=1777")
     _bring_back("")
     os.mkdir(WORKDIR, 0o700)
     os.chown(WORKDIR, uid, uid)

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import signal
 import tempfile
 import time
 from dataclasses import asdict
 
 from autograder.sandbox import evidence
+from autograder.sandbox.budget import Budget
 from autograder.sandbox.cgroups import Group
 from autograder.sandbox.confine import Limits
 from autograder.sandbox.payload import channels, payload_file, problem
@@ -21,6 +21,7 @@ from autograder.sandbox.processes import (
     WORKDIR_PREFIX,
     Reaper,
     describe_status,
+    has_ended,
     kill_group,
     kill_tree,
     kill_user,
@@ -32,12 +33,6 @@ from autograder.sandbox.tasks import Measure, Outcome, Task
 
 MAX_CELL_ERRORS = 100
 MAX_DRAIN = 64 * 1024 * 1024  # bytes read from a finished worker's pipes, however much a leftover writes
-
-
-def _readable(fd: int) -> bool:
-    poll = select.poll()
-    poll.register(fd, select.POLLIN)
-    return bool(poll.poll(0))
 
 
 class Job:
@@ -58,7 +53,7 @@ class Job:
         self.remaining: list[Measure] = []
         self.crowded = False  # the worker was seen with processes of its own
         self.began = time.monotonic()
-        self.deadline = float("inf")  # set when the worker starts
+        self.deadline, self.budget = float("inf"), None  # set when the worker starts; a problem's CPU time
         self.cell, self.loaded, self.current, self.phase, self.stopped = -1, False, None, "", False
         self.partial: dict | None = None  # the current problem's measurement so far (parts finished)
         self.no_threads = False
@@ -222,8 +217,7 @@ class Job:
                 except Exception:  # noqa: BLE001 - malformed data: the judge says so; nothing to explain
                     plan = None
             if plan:
-                self.phase = "in full"
-                self.deadline = time.monotonic() + self.limits.problem_seconds
+                self.phase, self.deadline = "in full", self.timed()
                 self.tell({"do": "measure in full", "problem": measure.name, "plan": plan,
                            "nonce": self.nonce.renew()})
                 return
@@ -247,11 +241,16 @@ class Job:
         if measure.hidden and not self.output_closed:
             self.read(self.printed, budget=64)  # what the visible problems printed is already in the pipe
             self.output_closed = True
-        self.current, self.phase = measure, "measure"
-        self.deadline = time.monotonic() + self.limits.problem_seconds
+        self.current, self.phase, self.deadline = measure, "measure", self.timed()
         # a hidden problem enters the worker only now, after the cells ran and the visible ones were measured
         asked = {"do": "measure", "problem": measure.name, "nonce": self.nonce.renew()}
         self.tell(asked | ({"definition": problem(measure)} if measure.hidden else {}))
+
+    def timed(self) -> float:
+        """A phase of a problem starts: its budget of CPU time (budget.py), and the first deadline."""
+        self.budget = Budget(self.limits.problem_seconds, self.pid, self.group.folders if self.group else [],
+                             time.monotonic)
+        return self.budget.began + self.limits.problem_seconds
 
     def keep_partial(self, how: str) -> bool:
         """The current problem stopped in the middle of its measurement: keep the parts that finished, so
@@ -266,18 +265,23 @@ class Job:
     # -- deadlines and the end ---------------------------------------------------------------------------
 
     def expire(self) -> None:
-        """A deadline passed: kill what is running and record why."""
+        """A deadline passed: unless the problem's measurement has CPU time left (and the wall clock's
+        backstop is not reached), kill what is running and record why."""
+        if self.phase == "measure" and self.budget and (later := self.budget.later()):  # not the pictures
+            self.deadline = later
+            return
         if self.phase == "done":
             self.stop("")
         elif self.loaded and self.current is not None:
             name = self.current.name
             if self.phase == "measure":
                 self.outcome.timed_out.append(name)
-            if self.phase == "measure" and not self.keep_partial(f"within {self.limits.problem_seconds:g} s"):
+            within = f"within {self.budget.seconds:g} s of CPU time ({self.budget.describe()})"
+            if self.phase == "measure" and not self.keep_partial(within):
                 self.outcome.data.pop(name, None)
-                self.outcome.failures[name] = (
-                    f"Grading {name} did not finish within {self.limits.problem_seconds:g} s: "
-                    f"calling it loops or waits forever (check forward and backward for endless loops).")
+                self.outcome.failures[name] = (f"Grading {name} did not finish {within}: calling it loops "
+                                               f"or waits forever (check forward and backward for endless "
+                                               f"loops).")
             self.todo.remove(self.current)  # explaining it took too long: it is judged without the pictures
             self.current = None
             self.deadline = float("inf")
@@ -304,13 +308,7 @@ class Job:
         """Whether the worker has ended. The clean parent reaps it only when asked (`ended` first): while
         it is a zombie, its pid and process group id cannot be given to another process, so killing
         that group stays safe."""
-        if self.pidfd is not None:
-            return bool(_readable(self.pidfd))
-        try:
-            with open(f"/proc/{self.pid}/stat", "rb") as f:
-                return f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
-        except (OSError, IndexError):
-            return True
+        return has_ended(self.pid, self.pidfd)
 
     def drain(self) -> None:
         """Reads what the worker left in its pipes (a bounded amount: a leftover may keep writing)."""

@@ -8,6 +8,7 @@ import ctypes
 import fcntl
 import glob
 import os
+import select
 import shutil
 import signal
 import stat
@@ -35,6 +36,19 @@ def describe_status(status: int) -> str:
     if os.WIFEXITED(status):
         return f"exited with status {os.WEXITSTATUS(status)} (the code called os._exit() or exit from C)"
     return f"ended (status {status})"
+
+
+def has_ended(pid: int, pidfd: int | None = None) -> bool:
+    """Whether a process has ended (it may be a zombie, not yet reaped): its pidfd is readable then."""
+    if pidfd is not None:
+        poll = select.poll()
+        poll.register(pidfd, select.POLLIN)
+        return bool(poll.poll(0))
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True
 
 
 def _processes() -> dict[int, tuple[int, int, str]]:

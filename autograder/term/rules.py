@@ -137,9 +137,9 @@ def read_rules(folder: Path) -> Rules | None:
                          f"again.") from None
     rules = Rules(path, text, lines=_line_numbers(text))
     for key in data:
-        if key not in ("late", *LISTS):
+        if key not in ("late", "limits", *LISTS):  # [limits]: autograder/settings.py reads it
             raise rules.error(key, None, f"{key!r} is not something {FILE} holds: it has a [late] table, "
-                                         f"[[adjustment]] and [[accept]] entries.")
+                                         f"[[adjustment]] and [[accept]] entries, and a [limits] table.")
     if "late" in data:
         rules.late = _late(rules, data["late"])
     adjustments = data.get("adjustment", [])

@@ -3,6 +3,7 @@ click or the keyboard, offline, lists that wrap within 1280 px, and the ten near
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -25,7 +26,7 @@ def report(tmp_path_factory):
 
 def table_rows(page: str) -> list[str]:
     body = page.split('<table id="students-table"', 1)[1].split("</tbody>", 1)[0]
-    return re.findall(r"<tr>.*?</tr>", body.split("<tbody>", 1)[1])
+    return re.findall(r"<tr[ >].*?</tr>", body.split("<tbody>", 1)[1])
 
 
 def test_the_table_has_a_row_per_student_with_a_link_to_their_page_and_a_column_per_problem(report):
@@ -97,6 +98,8 @@ def test_the_table_sorts_by_a_click_and_by_the_keyboard_offline_within_1280_px(b
     errors = []
     tab.on("pageerror", lambda e: errors.append(str(e)))
     tab.goto(path.as_uri(), wait_until="load")
+    assert not tab.is_visible("#students-table")  # a class this size: the table is folded
+    tab.click("#students-fold > summary")
 
     def column(index: int) -> list[str]:
         return tab.eval_on_selector_all("#students-table tbody tr",
@@ -113,6 +116,113 @@ def test_the_table_sorts_by_a_click_and_by_the_keyboard_offline_within_1280_px(b
     tab.keyboard.press("Enter")
     assert column(0) == sorted((sid for sid, _ in rows), key=lambda s: (s.rstrip("0123456789"),
                                                                         int(re.sub(r"\D", "", s))))
+    assert tab.evaluate("document.documentElement.scrollWidth") <= 1280, "the page pans sideways"
+    assert requests == [path.as_uri()] and errors == []
+    context.close()
+
+
+# -- a class of 1,200 (large_class.py: results as the report reads them, not graded) ------------------------
+
+BIG = 1200
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    from autograder.report.classreport import class_files
+    from tests.report.large_class import large_class
+
+    assignment, rows, kinds = large_class(BIG)
+    files = class_files(assignment, rows)
+    folder = tmp_path_factory.mktemp("big")
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder, rows, kinds
+
+
+def sections(page: str) -> list[str]:
+    return re.findall(r"<h2[^>]*>([^<]+)</h2>", page)
+
+
+def test_at_1200_the_summary_histograms_and_causes_come_before_the_table_which_is_folded(big):
+    page = (big[0] / "report.html").read_text()
+    assert sections(page)[:3] == ["Scores", "Causes, by how many students hit them", "Students"]
+    assert "1,200 submission(s); mean" in page
+    assert '<details id="students-fold"><summary>' in page  # closed
+    assert len(table_rows(page)) == BIG
+
+
+def test_prerequisite_notes_are_never_causes_and_a_crash_counts_once_per_submission(big):
+    from autograder.report.classreport import WHOLE, summarize
+
+    _, rows, kinds = big
+    data = summarize(["KillHead", "MyReLU", "Exp", "LinearFunction"], rows)
+    notes = [t for _, r in rows for t in r["tests"] if t["output"].startswith("Not graded yet:")]
+    assert notes, "the class has prerequisite notes"
+    assert not [c for c in data["causes"] if c["cause"].startswith("Not graded yet")]
+    crashed = [sid for sid, kind in kinds.items() if kind == "crash"]
+    crashes = [c for c in data["causes"] if "SIGSEGV" in c["cause"]]
+    assert len(crashes) == 1 and crashes[0]["students"] == crashed and crashes[0]["problem"] == WHOLE
+    assert crashes[0]["problems"] == ["KillHead", "MyReLU", "Exp", "LinearFunction"]
+    assert crashes[0]["cause"].startswith("Grading stopped: the worker was killed by SIGSEGV")
+    wrong = [sid for sid, kind in kinds.items() if kind == "wrong"]
+    assert data["causes"][0]["students"] == wrong and data["causes"][0]["problem"] == "KillHead"
+
+
+def test_causes_csv_has_a_row_per_student_and_cause_in_the_pages_order(big):
+    import csv
+
+    folder, _, kinds = big
+    read = list(csv.DictReader((folder / "causes.csv").open(encoding="utf-8")))
+    page = (folder / "report.html").read_text()
+    data = json.loads(page.split('id="report-data">', 1)[1].split("</script>", 1)[0])
+    assert [(r["student"], int(r["rank"])) for r in read] == [
+        (sid, rank) for rank, c in enumerate(data["causes"], 1) for sid in c["students"]]
+    crash = [r for r in read if "SIGSEGV" in r["cause"]]
+    assert {r["student"] for r in crash} == {sid for sid, kind in kinds.items() if kind == "crash"}
+    assert crash[0]["problem"] == "KillHead, MyReLU, Exp, LinearFunction"
+    assert "causes.csv" in page
+
+
+def test_the_share_of_common_code_is_said_as_a_whole_number():
+    from autograder.course import find_assignment
+
+    codes = {f"s{i}": ["x = 1"] for i in range(297)}  # more than 29.7 submissions: 30 or more
+    page = class_report(find_assignment("custom-functions"),
+                        [(sid, {"score": 0, "tests": []}) for sid in codes], codes=codes)
+    assert "code that more than 29 submissions share" in page
+
+
+@pytest.mark.browser
+def test_at_1200_the_table_is_searched_filtered_and_unfolded_offline_within_1280_px(browser, big):
+    folder, rows, kinds = big
+    path = folder / "report.html"
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    requests, errors = [], []
+    context.on("request", lambda r: requests.append(r.url))
+    tab = context.new_page()
+    tab.on("pageerror", lambda e: errors.append(str(e)))
+    tab.goto(path.as_uri(), wait_until="load")
+
+    def shown() -> list[str]:
+        return tab.eval_on_selector_all("#students-table tbody tr:not([hidden])",
+                                        "rows => rows.map(r => r.cells[0].textContent)")
+
+    assert tab.is_visible("#f-search") and not tab.is_visible("#students-table")
+    assert tab.evaluate("document.documentElement.scrollHeight") < 5000, "a folded page of 1,200 is short"
+    tab.select_option("#f-status", "timed out")  # a filter opens the table
+    assert tab.is_visible("#students-table")
+    assert shown() == [sid for sid, kind in kinds.items() if kind == "hang"]
+    tab.select_option("#f-status", "")
+    tab.select_option("#f-problem", "MyReLU")
+    lost = [sid for sid, r in rows if any(t["name"].startswith("MyReLU") and t["status"] == "failed"
+                                          for t in r["tests"])]
+    assert shown() == lost and tab.text_content("#f-count") == f"{len(lost)} of {BIG} students shown"
+    tab.click("#f-clear")
+    tab.click("#causes-table tr:nth-child(3) button.show")  # the second cause: the crash
+    assert shown() == [sid for sid, kind in kinds.items() if kind == "crash"]
+    tab.click("#f-clear")
+    tab.fill("#f-search", "s0042")
+    assert shown() == ["s0042"]
     assert tab.evaluate("document.documentElement.scrollWidth") <= 1280, "the page pans sideways"
     assert requests == [path.as_uri()] and errors == []
     context.close()

@@ -413,7 +413,8 @@ def test_writing_into_the_output_folder_changes_nothing(batch):
     # the machine is there); where it does, it cannot write
     assert "WROTE" not in page
     written = sorted(p.name for p in batch.out.iterdir())
-    assert written == sorted(batch.submissions + ["grades.csv", "grades.csv.sha256", "report.html"])
+    assert written == sorted(batch.submissions + ["causes.csv", "grades.csv", "grades.csv.sha256",
+                                                  "report.html"])
     for folder in batch.out.iterdir():
         if folder.is_dir():
             assert sorted(p.name for p in folder.iterdir()) == ["feedback.html", "results.json"]
