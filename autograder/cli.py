@@ -22,7 +22,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from autograder import config
+from autograder import config, selection
 from autograder.report.plain import shown
 
 
@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "to match students")
     _policy_option(grading)
     _extra_option(grading)
+    selection.add_options(grading)  # --only, --shard
 
     gs = commands.add_parser("gradescope",
                              help="build a Gradescope autograder archive (.zip) for an assignment")
@@ -148,8 +149,7 @@ def load_extras(paths: list[Path]):
 
 
 def validated(assignment, origins: dict, seed: int = config.SEED):
-    """The assignment, once validate.py finds every problem gradable; else a usage error naming the
-    problem and the cause."""
+    """The assignment, once validate.py finds every problem gradable; else a usage error naming why."""
     from autograder.judge.validate import InvalidAssignment, validate
 
     try:
@@ -189,8 +189,7 @@ def check_limits(load_timeout: float, problem_timeout: float):
 
 
 def check_paths(args) -> None:
-    """Where the results go must be a folder of its own: not a file, not inside a folder of submissions
-    (its results would become students), not a submission."""
+    """--out must be a folder of its own: not a file, not in a folder of submissions, not a submission."""
     out = args.out.resolve()
     if args.out.exists() and not args.out.is_dir():
         fail(f"--out must be a folder, and {args.out} is a file. Choose a folder with --out.")
@@ -274,7 +273,8 @@ def _grade(args, server) -> int:
                       f"command again to grade the rest.")
     try:
         graded = grade(assignment, args.submissions, args.out, args.force, args.jobs, limits, args.seed,
-                       progress=not args.quiet, server=server, extras=args.extra, replace=args.replace)
+                       progress=not args.quiet, server=server, extras=args.extra, replace=args.replace,
+                       **selection.chosen(args, fail))
     except (UsageError, NoSubmissions) as error:
         fail(str(error))
     if not args.quiet:
