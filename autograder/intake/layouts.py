@@ -40,7 +40,13 @@ from pathlib import Path
 from autograder import config
 from autograder.intake.files import SUFFIXES, is_dir, is_link, listing
 from autograder.intake.gradescope_metadata import METADATA, read_metadata
-from autograder.intake.nbgrader import NBGRADER_ROOTS, pick_assignment, timestamp
+from autograder.intake.nbgrader import (
+    EXCHANGE,
+    NBGRADER_ROOTS,
+    course_folder,
+    exchange_folders,
+    latest_submissions,
+)
 from autograder.intake.student_files import candidates, choose
 from autograder.intake.unzip import Unpacked, ZipRefused, remove, unpack
 
@@ -159,6 +165,9 @@ class _Walker:
         if folder.name in NBGRADER_ROOTS:
             self.nbgrader(folder, entries, where)
             return
+        if exchange := exchange_folders(folder, entries):
+            self.exchange(exchange)
+            return
         # Canvas's files of any kind: a student who handed in a PDF only still gets a row
         files = [e for e in entries if not is_dir(e)
                  and (Path(e.name).suffix in SUFFIXES or CANVAS_NAME.match(Path(e.name).stem))]
@@ -246,6 +255,9 @@ class _Walker:
         if folder.name in NBGRADER_ROOTS:
             self.nbgrader(folder, entries, where)
             return
+        if exchange := exchange_folders(folder, entries):
+            self.exchange(exchange)
+            return
         own = [e for e in entries if not is_dir(e) and Path(e.name).suffix in (*SUFFIXES, ".zip")]
         holding = [e for e in entries if is_dir(e) and self.holds_submissions(Path(e.path))]
         if not own and len(holding) > 1:  # a folder of students: a section, an export
@@ -301,38 +313,18 @@ class _Walker:
                      ignored=[f"{p.relative_to(folder).as_posix()}: {why}" for p, why in
                               choice.ignored.items()])
 
-    # -- nbgrader's course folder: submitted/<student>/<assignment>/ ------------------------------------
+    # -- nbgrader's course folder (submitted/<student>/<assignment>/) and exchange (inbound/) ------------
 
     def nbgrader(self, folder: Path, entries: list[os.DirEntry], where: str) -> None:
-        """Each subfolder is a student (its name the id), each of theirs an assignment: the one being
-        graded is chosen for the whole class (nbgrader.py), and a student without it gets a row that
-        says so."""
-        students = {}
-        for entry in entries:
-            if is_link(entry):
-                self.discovery.found.append(Found(entry.name, Path(entry.path), found_at=where + entry.name))
-            elif is_dir(entry):
-                try:
-                    inside = listing(Path(entry.path))
-                    students[entry.name] = {e.name: Path(e.path) for e in inside if is_dir(e)}
-                except OSError as error:
-                    self.discovery.found.append(_unreadable(entry.name, error, where + entry.name + "/"))
-        assignment, refusal = pick_assignment(folder, students, self.prefer, where)
+        course_folder(self, folder, entries, where)
+
+    def exchange(self, folders: list[Path]) -> None:
+        """Each student's latest submission of the assignment in nbgrader's exchange (nbgrader.py)."""
+        students, refusal = latest_submissions(folders, self.prefer)
         if refusal:
             raise NoSubmissions(refusal)
-        for student, assignments in sorted(students.items()):
-            inside = where + f"{student}/"
-            if assignment not in assignments:
-                handed = ", ".join(sorted(assignments)) or "nothing"
-                missing = Found(student, found_at=inside, identity={"name": student}, error=(
-                    f"No {assignment} folder was found among your submissions (you handed in: {handed}), "
-                    f"so there was nothing to grade for this assignment."))
-                self.discovery.found.append(missing)
-                continue
-            identity = {"name": student, "nbgrader_assignment": assignment}
-            identity.update(timestamp(assignments[assignment]))
-            self.discovery.found.append(self.student(student, assignments[assignment],
-                                                     inside + f"{assignment}/", identity))
+        for student, (path, identity) in students.items():
+            self.discovery.found.append(self.student(student, path, f"{path}/", identity))
 
     # -- Gradescope's export ---------------------------------------------------------------------------
 
@@ -375,8 +367,11 @@ def discover(paths: list[Path], prefer: tuple[str, ...] = (), problems: tuple[st
     student's folder holds several (student_files.choose)."""
     walker = _Walker(prefer, problems)
     shared = Counter(Path(p).name for p in paths if Path(p).is_dir())
+    exchange = [Path(p) for p in paths if Path(p).is_dir() and EXCHANGE.match(Path(p).name)]
     try:
-        for path in map(Path, paths):
+        if exchange:  # inbound/*+ps1+*: submissions of nbgrader's exchange, named one by one
+            walker.exchange(exchange)
+        for path in (Path(p) for p in paths if Path(p) not in exchange):
             if path.is_dir() and (shared[path.name] > 1 or path.parent.parent.name in NBGRADER_ROOTS):
                 # submitted/*/ps2: one student's folder each, named by the folder above
                 student = path.resolve().parent.name
