@@ -83,3 +83,36 @@ def test_two_shards_at_once_then_a_plain_grade(tmp_path):
         scores = {r["submission"]: r["score"] for r in csv.DictReader(f)}
     assert scores == {"a0_waits": "50", "b1": scores["d3"], "c2": "50", "d3": scores["b1"]}
     assert scores["b1"] != "50"
+
+
+def doc_block(language: str, holding: str) -> str:
+    text = (ROOT / "docs" / "instructors.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in text.split(f"```{language}\n")[1:]]
+    return next(b for b in blocks if holding in b)
+
+
+def test_the_docs_slurm_script_and_kubernetes_job_are_the_command_line():
+    """Do the docs' job array script and Indexed Job run `grade --shard` as the command line takes it, with
+    as many shards as the scheduler starts?"""
+    import shlex
+
+    import yaml
+
+    from autograder.cli import build_parser
+
+    script = doc_block("bash", "#SBATCH --array")
+    array = next(line for line in script.splitlines() if line.startswith("#SBATCH --array="))
+    first, last = map(int, array.split("=")[1].split("-"))
+    command = shlex.split(next(line for line in script.splitlines() if "autograder grade" in line))
+    args = build_parser().parse_args(command[3:])
+    env = {"SLURM_ARRAY_TASK_ID": str(last), "SLURM_ARRAY_TASK_MIN": str(first),
+           "SLURM_ARRAY_TASK_COUNT": str(last - first + 1)}
+    assert parse_shard(args.shard, env) == Shard(last - first, last - first + 1)
+
+    job = yaml.safe_load(doc_block("yaml", "completionMode: Indexed"))
+    assert job["kind"] == "Job" and job["spec"]["completionMode"] == "Indexed"
+    command = job["spec"]["template"]["spec"]["containers"][0]["command"]
+    args = build_parser().parse_args(command[3:])
+    completions = job["spec"]["completions"]
+    shard = parse_shard(args.shard, {"JOB_COMPLETION_INDEX": str(completions - 1)})
+    assert shard == Shard(completions - 1, completions)
