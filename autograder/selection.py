@@ -104,7 +104,9 @@ def class_rows(out: Path, assignment: str, rows: dict[str, dict]) -> dict[str, d
 
 
 def add_options(parser) -> None:
-    """grade's --only and --shard."""
+    """grade's --only and --shard, and a word on --and (several.py)."""
+    parser.epilog = ("Several assignments in one grader start: join whole grade command lines with --and "
+                     "(grade --assignment A --out DIR_A ... --and --assignment B --out DIR_B ...).")
     parser.add_argument("--only", nargs="+", action="extend", default=[], metavar="ID",
                         help="grade again these submissions only (ids as in grades.csv), keeping every other "
                              "result in --out: the class files still hold the whole class")
