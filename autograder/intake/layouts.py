@@ -39,6 +39,7 @@ from pathlib import Path
 
 from autograder import config
 from autograder.intake.files import SUFFIXES, is_dir, is_link, listing
+from autograder.intake.found import Found, NoSubmissions, unreadable_folder
 from autograder.intake.gradescope_metadata import METADATA, read_metadata
 from autograder.intake.nbgrader import (
     EXCHANGE,
@@ -59,26 +60,6 @@ _MISSING = ("{path} does not exist. Name notebooks (.ipynb), Python files (.py),
             "them.")
 
 
-class NoSubmissions(ValueError):
-    pass
-
-
-@dataclass
-class Found:
-    """One submission before it is read: its id's base, the file graded, its modules (name in the
-    worker's folder -> file), who handed it in, and why it cannot be graded when that is already known."""
-
-    name: str
-    graded: Path | None = None
-    modules: dict[str, Path] = field(default_factory=dict)
-    identity: dict = field(default_factory=dict)
-    error: str = ""
-    found_at: str = ""  # for the instructor: where it was found
-    ignored: list[str] = field(default_factory=list)  # other notebooks beside the graded one: "file: why"
-    tiebreak: str = ""  # what tells two students of the same name apart (an email, a student id)
-    unreadable: bool = False  # a folder the grader could not open: the instructor is told
-
-
 @dataclass
 class Discovery:
     found: list[Found]
@@ -88,12 +69,6 @@ class Discovery:
     def close(self) -> None:
         for folder in self.temporary:
             remove(folder)
-
-
-def _unreadable(name: str, error: OSError, where: str) -> Found:
-    why = (f"The grader could not open your submission's folder ({error.strerror}), so nothing in it could "
-           f"be graded. Tell your instructor.")
-    return Found(name, error=why, found_at=where, unreadable=True)
 
 
 class _Walker:
@@ -231,7 +206,7 @@ class _Walker:
         try:
             entries = listing(root)
         except OSError as error:
-            self.discovery.found.append(_unreadable(path.stem, error, where))
+            self.discovery.found.append(unreadable_folder(path.stem, error, where))
             return
         users = {m["user"] for e in entries if (m := CANVAS_NAME.match(Path(e.name).stem)) and not is_dir(e)}
         if any(e.name == METADATA for e in entries) or len(users) > 1:
@@ -247,7 +222,7 @@ class _Walker:
         try:
             entries = listing(folder)
         except OSError as error:
-            self.discovery.found.append(_unreadable(folder.name, error, where))
+            self.discovery.found.append(unreadable_folder(folder.name, error, where))
             return
         if any(e.name == METADATA for e in entries):
             self.gradescope(folder, entries, where)

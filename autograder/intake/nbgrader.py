@@ -22,6 +22,7 @@ import zoneinfo
 from pathlib import Path
 
 from autograder.intake.files import SUFFIXES, Unreadable, is_dir, is_link, listing, read_file
+from autograder.intake.found import Found, NoSubmissions, unreadable_folder
 
 # nbgrader's ExchangeSubmit: student_id, assignment_id, timestamp ("%Y-%m-%d %H:%M:%S.%f %Z"), and a
 # random string (urlsafe base64, no "+") unless add_random_string is off
@@ -144,8 +145,6 @@ def course_folder(walker, folder: Path, entries: list[os.DirEntry], where: str) 
     """submitted/ or autograded/: each subfolder is a student (its name the id), each of theirs an
     assignment: the one being graded is chosen for the whole class, and a student without it gets a row
     that says so. walker: layouts._Walker, whose findings this adds to."""
-    from autograder.intake.layouts import Found, NoSubmissions, _unreadable
-
     students = {}
     for entry in entries:
         if is_link(entry):
@@ -155,7 +154,7 @@ def course_folder(walker, folder: Path, entries: list[os.DirEntry], where: str) 
                 inside = listing(Path(entry.path))
                 students[entry.name] = {e.name: Path(e.path) for e in inside if is_dir(e)}
             except OSError as error:
-                walker.discovery.found.append(_unreadable(entry.name, error, where + entry.name + "/"))
+                walker.discovery.found.append(unreadable_folder(entry.name, error, where + entry.name + "/"))
     assignment, refusal = pick_assignment(folder, students, walker.prefer, where)
     if refusal:
         raise NoSubmissions(refusal)
