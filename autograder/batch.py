@@ -274,7 +274,8 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
         say(f"The class files hold {len(rows)} submissions: {this_run} of this run and "
             f"{len(rows) - this_run} graded earlier into {out} (kept: delete a student's folder there "
             f"to drop them).")
-    ordered = sorted(rows.items())  # by id: the same files whatever each run graded
+    # by id, case aside: the same files whatever each run graded
+    ordered = sorted(rows.items(), key=lambda row: (row[0].casefold(), row[0]))
     standings = _standings(out, assignment, ordered, rules)
     try:
         text = grades_csv(ordered, [p.name for p in assignment.problems], max_score(assignment), standings)
