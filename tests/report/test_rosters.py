@@ -23,9 +23,9 @@ ROSTERS = {
                    "\"Availability\",\"Lab 2 [Total Pts: 10 Score] |123\"\n"
                    "\"Liddell\",\"Alice\",\"alice\",\"S1001\",\"2026-03-01\",\"Available\",\"\"\n"
                    "\"Builder\",\"Bob\",\"bob\",\"S1002\",\"2026-03-01\",\"Available\",\"\"\n"),
-    "gradescope": ("First Name,Last Name,SID,Email,Sections\n"
-                   "Alice,Liddell,S1001,alice@uni.example,Mon\n"
-                   "Bob,Builder,S1002,bob@uni.example,Tue\n"),
+    "gradescope": ("First Name,Last Name,SID,Email,Role\n"  # its Roster page's download (memberships.csv)
+                   "Alice,Liddell,S1001,alice@uni.example,Student\n"
+                   "Bob,Builder,S1002,bob@uni.example,Student\n"),
 }
 NAMES = {"Alice Liddell", "Liddell, Alice"}
 
