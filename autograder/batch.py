@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 from collections import Counter
+from collections.abc import Collection
 from functools import cache
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from autograder.report.files import (
 from autograder.report.pages import feedback_page, update_standing
 from autograder.report.plain import say
 from autograder.sandbox import Limits, Server
+from autograder.selection import SelectionError, Shard, check_only, class_rows
 from autograder.term.progress import Progress
 from autograder.term.rules import FILE, Rules, RulesError, read_rules
 from autograder.term.standing import describe_rules
@@ -60,7 +62,8 @@ class BatchResult(list):
         self.report: Path | None = None
 
 
-def prepare_out(out: Path) -> None:
+def prepare_out(out: Path, shared: bool = False) -> None:
+    """out made and writable; the litter of a killed run removed, unless other shards write there now."""
     try:
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=out):
@@ -68,7 +71,8 @@ def prepare_out(out: Path) -> None:
     except OSError as error:
         raise UsageError(f"Cannot write to the output folder {out} ({error.strerror}). Choose a folder you "
                          f"can write to with --out.") from None
-    remove_partial_files(out)
+    if not shared:
+        remove_partial_files(out)
 
 
 def remove_partial_files(out: Path) -> None:
@@ -167,11 +171,12 @@ def _written(out: Path, assignment: Assignment, sub: Submission, graded: Graded,
 def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = False,
           workers: int | None = None, limits: Limits | None = None, seed: int = config.SEED,
           progress: bool = True, server: Server | None = None, extras: list[Path] = (),
-          replace: bool = False) -> BatchResult:
-    """Grades every submission found in paths and writes the result files under out: results.json and
-    feedback.html per submission, grades.csv and report.html for the class. Results already there that
-    this run would grade again and lose points graded before stop it first (UsageError), unless replace."""
-    prepare_out(out)
+          replace: bool = False, only: Collection[str] = (), shard: Shard | None = None) -> BatchResult:
+    """Grades every submission found in paths (those only names, or shard's share: selection.py) and
+    writes the result files under out: results.json and feedback.html per submission, grades.csv and
+    report.html for the whole class in out (not with a shard). Results already there that this run would
+    grade again and lose points graded before stop it first (UsageError), unless replace."""
+    prepare_out(out, shared=shard is not None)
     limits = limits or Limits()
     # Made before anything about the class is read (grading.toml included): the clean parent warms up
     # meanwhile.
@@ -182,7 +187,7 @@ def grade(assignment: Assignment, paths: list[Path], out: Path, force: bool = Fa
             say(f"warning: {NOT_ISOLATED} ({pipeline.isolation})")
         for missing in pipeline.unavailable:
             say(f"warning: {missing}")
-        return _grade(pipeline, assignment, paths, out, force, progress, key, rules, replace)
+        return _grade(pipeline, assignment, paths, out, force, progress, key, rules, replace, only, shard)
 
 
 NOT_ISOLATED = ("student code ran WITHOUT a container, under your own account (--no-isolation): it could "
@@ -203,7 +208,8 @@ def describe_plan(total: int, reasons: list[str], force: bool) -> str:
 
 
 def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: Path, force: bool,
-           progress: bool, key: Key, rules: Rules | None = None, replace: bool = False) -> BatchResult:
+           progress: bool, key: Key, rules: Rules | None = None, replace: bool = False,
+           only: Collection[str] = (), shard: Shard | None = None) -> BatchResult:
     from autograder.judge.fingerprint import fingerprint
 
     warnings: list[str] = []
@@ -213,9 +219,17 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
     batch = BatchResult()
     todo, reasons, replaced = [], {}, []
     fingerprint_at = cache(lambda seed: fingerprint(assignment, seed))
+    try:
+        check_only(list(only), [s.id for s in subs], " ".join(map(str, paths)))
+    except SelectionError as error:
+        raise UsageError(str(error)) from None
+    subs = [s for i, s in enumerate(subs) if shard is None or shard.takes(i)]
     for sub in subs:
         previous = previous_result(out, sub)
-        why = "--force" if force else staleness(previous, key.of(sub), fingerprint_at)
+        if only and sub.id not in only and previous is None:
+            continue
+        why = "--force" if force else "--only names it" if sub.id in only else \
+            "" if only else staleness(previous, key.of(sub), fingerprint_at)
         if not why:
             rows[sub.id] = previous
             batch.append(Graded(sub.id, previous["score"], max_score(assignment), skipped=True,
@@ -229,6 +243,11 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
     if lost:
         raise UsageError(lost)
     batch.plan = describe_plan(len(subs), [] if force else list(reasons.values()), force)
+    if only:
+        batch.plan = (f"{len(reasons)} of the {len(subs)} submission(s) found graded again (--only); the "
+                      f"others' results in {out} are kept as they are.")
+    if shard is not None:
+        batch.plan = f"Shard {shard}: " + batch.plan[0].lower() + batch.plan[1:]
     say(batch.plan)
     bar = Progress(sum(not s.error for s in todo), progress)
     for sub, graded in pipeline.grade(todo):
@@ -247,7 +266,16 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
                                          output="", reason=reasons[sub.id],
                                          feedback=out / sub.id / "feedback.html"))
     bar.close()
-    ordered = [(s.id, rows[s.id]) for s in subs if s.id in rows]
+    if shard is not None:  # the class files are the final plain run's: other shards are writing now
+        return _shard_done(batch, subs, warnings, out, shard)
+    this_run = len(rows)
+    rows = class_rows(out, assignment.name, rows)
+    if len(rows) > this_run:
+        say(f"The class files hold {len(rows)} submissions: {this_run} of this run and "
+            f"{len(rows) - this_run} graded earlier into {out} (kept: delete a student's folder there "
+            f"to drop them).")
+    # by id, case aside: the same files whatever each run graded
+    ordered = sorted(rows.items(), key=lambda row: (row[0].casefold(), row[0]))
     standings = _standings(out, assignment, ordered, rules)
     try:
         text = grades_csv(ordered, [p.name for p in assignment.problems], max_score(assignment), standings)
@@ -271,6 +299,16 @@ def _grade(pipeline: Pipeline, assignment: Assignment, paths: list[Path], out: P
     batch.warnings = warnings
     order = {s.id: i for i, s in enumerate(subs)}
     batch.sort(key=lambda g: order[g.submission])
+    return batch
+
+
+def _shard_done(batch: BatchResult, subs: list[Submission], warnings: list[str], out: Path,
+                shard: Shard) -> BatchResult:
+    say(f"Shard {shard} is done; grades.csv and report.html are not written by a shard. When every shard "
+        f"is done, run the same command without --shard: it grades nothing again and writes the class's "
+        f"files in {out}.")
+    batch.unreadable = [f"{s.id} ({s.found_at}: {s.error})" for s in subs if s.unreadable]
+    batch.warnings = warnings
     return batch
 
 

@@ -23,7 +23,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from autograder import config, settings
+from autograder import config, selection, settings
 from autograder.report.plain import shown
 
 
@@ -80,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "to match students")
     _policy_option(grading)
     _extra_option(grading)
+    selection.add_options(grading)  # --only, --shard
 
     gs = commands.add_parser("gradescope",
                              help="build a Gradescope autograder archive (.zip) for an assignment")
@@ -139,8 +140,7 @@ def load_extras(paths: list[Path]):
 
 
 def validated(assignment, origins: dict, seed: int = config.SEED):
-    """The assignment, once validate.py finds every problem gradable; else a usage error naming the
-    problem and the cause."""
+    """The assignment, once validate.py finds every problem gradable; else a usage error naming why."""
     from autograder.judge.validate import InvalidAssignment, validate
 
     try:
@@ -182,8 +182,7 @@ def check_settings(args, folder: Path | None = None, keys: tuple[str, ...] = tup
 
 
 def check_paths(args) -> None:
-    """Where the results go must be a folder of its own: not a file, not inside a folder of submissions
-    (its results would become students), not a submission."""
+    """--out must be a folder of its own: not a file, not in a folder of submissions, not a submission."""
     out = args.out.resolve()
     if args.out.exists() and not args.out.is_dir():
         fail(f"--out must be a folder, and {args.out} is a file. Choose a folder with --out.")
@@ -270,7 +269,8 @@ def _grade(args, server) -> int:
     start = time.monotonic()
     try:
         graded = grade(assignment, args.submissions, args.out, args.force, values["jobs"], limits, args.seed,
-                       progress=not args.quiet, server=server, extras=args.extra, replace=args.replace)
+                       progress=not args.quiet, server=server, extras=args.extra, replace=args.replace,
+                       **selection.chosen(args, fail))
     except (UsageError, NoSubmissions) as error:
         fail(str(error))
     if not args.quiet:

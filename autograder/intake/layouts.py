@@ -39,8 +39,15 @@ from pathlib import Path
 
 from autograder import config
 from autograder.intake.files import SUFFIXES, is_dir, is_link, listing
+from autograder.intake.found import Found, NoSubmissions, unreadable_folder
 from autograder.intake.gradescope_metadata import METADATA, read_metadata
-from autograder.intake.nbgrader import NBGRADER_ROOTS, pick_assignment, timestamp
+from autograder.intake.nbgrader import (
+    EXCHANGE,
+    NBGRADER_ROOTS,
+    course_folder,
+    exchange_folders,
+    latest_submissions,
+)
 from autograder.intake.student_files import candidates, choose
 from autograder.intake.unzip import Unpacked, ZipRefused, remove, unpack
 
@@ -53,26 +60,6 @@ _MISSING = ("{path} does not exist. Name notebooks (.ipynb), Python files (.py),
             "them.")
 
 
-class NoSubmissions(ValueError):
-    pass
-
-
-@dataclass
-class Found:
-    """One submission before it is read: its id's base, the file graded, its modules (name in the
-    worker's folder -> file), who handed it in, and why it cannot be graded when that is already known."""
-
-    name: str
-    graded: Path | None = None
-    modules: dict[str, Path] = field(default_factory=dict)
-    identity: dict = field(default_factory=dict)
-    error: str = ""
-    found_at: str = ""  # for the instructor: where it was found
-    ignored: list[str] = field(default_factory=list)  # other notebooks beside the graded one: "file: why"
-    tiebreak: str = ""  # what tells two students of the same name apart (an email, a student id)
-    unreadable: bool = False  # a folder the grader could not open: the instructor is told
-
-
 @dataclass
 class Discovery:
     found: list[Found]
@@ -82,12 +69,6 @@ class Discovery:
     def close(self) -> None:
         for folder in self.temporary:
             remove(folder)
-
-
-def _unreadable(name: str, error: OSError, where: str) -> Found:
-    why = (f"The grader could not open your submission's folder ({error.strerror}), so nothing in it could "
-           f"be graded. Tell your instructor.")
-    return Found(name, error=why, found_at=where, unreadable=True)
 
 
 class _Walker:
@@ -159,6 +140,9 @@ class _Walker:
         if folder.name in NBGRADER_ROOTS:
             self.nbgrader(folder, entries, where)
             return
+        if exchange := exchange_folders(folder, entries):
+            self.exchange(exchange)
+            return
         # Canvas's files of any kind: a student who handed in a PDF only still gets a row
         files = [e for e in entries if not is_dir(e)
                  and (Path(e.name).suffix in SUFFIXES or CANVAS_NAME.match(Path(e.name).stem))]
@@ -222,7 +206,7 @@ class _Walker:
         try:
             entries = listing(root)
         except OSError as error:
-            self.discovery.found.append(_unreadable(path.stem, error, where))
+            self.discovery.found.append(unreadable_folder(path.stem, error, where))
             return
         users = {m["user"] for e in entries if (m := CANVAS_NAME.match(Path(e.name).stem)) and not is_dir(e)}
         if any(e.name == METADATA for e in entries) or len(users) > 1:
@@ -238,13 +222,16 @@ class _Walker:
         try:
             entries = listing(folder)
         except OSError as error:
-            self.discovery.found.append(_unreadable(folder.name, error, where))
+            self.discovery.found.append(unreadable_folder(folder.name, error, where))
             return
         if any(e.name == METADATA for e in entries):
             self.gradescope(folder, entries, where)
             return
         if folder.name in NBGRADER_ROOTS:
             self.nbgrader(folder, entries, where)
+            return
+        if exchange := exchange_folders(folder, entries):
+            self.exchange(exchange)
             return
         own = [e for e in entries if not is_dir(e) and Path(e.name).suffix in (*SUFFIXES, ".zip")]
         holding = [e for e in entries if is_dir(e) and self.holds_submissions(Path(e.path))]
@@ -301,38 +288,18 @@ class _Walker:
                      ignored=[f"{p.relative_to(folder).as_posix()}: {why}" for p, why in
                               choice.ignored.items()])
 
-    # -- nbgrader's course folder: submitted/<student>/<assignment>/ ------------------------------------
+    # -- nbgrader's course folder (submitted/<student>/<assignment>/) and exchange (inbound/) ------------
 
     def nbgrader(self, folder: Path, entries: list[os.DirEntry], where: str) -> None:
-        """Each subfolder is a student (its name the id), each of theirs an assignment: the one being
-        graded is chosen for the whole class (nbgrader.py), and a student without it gets a row that
-        says so."""
-        students = {}
-        for entry in entries:
-            if is_link(entry):
-                self.discovery.found.append(Found(entry.name, Path(entry.path), found_at=where + entry.name))
-            elif is_dir(entry):
-                try:
-                    inside = listing(Path(entry.path))
-                    students[entry.name] = {e.name: Path(e.path) for e in inside if is_dir(e)}
-                except OSError as error:
-                    self.discovery.found.append(_unreadable(entry.name, error, where + entry.name + "/"))
-        assignment, refusal = pick_assignment(folder, students, self.prefer, where)
+        course_folder(self, folder, entries, where)
+
+    def exchange(self, folders: list[Path]) -> None:
+        """Each student's latest submission of the assignment in nbgrader's exchange (nbgrader.py)."""
+        students, refusal = latest_submissions(folders, self.prefer)
         if refusal:
             raise NoSubmissions(refusal)
-        for student, assignments in sorted(students.items()):
-            inside = where + f"{student}/"
-            if assignment not in assignments:
-                handed = ", ".join(sorted(assignments)) or "nothing"
-                missing = Found(student, found_at=inside, identity={"name": student}, error=(
-                    f"No {assignment} folder was found among your submissions (you handed in: {handed}), "
-                    f"so there was nothing to grade for this assignment."))
-                self.discovery.found.append(missing)
-                continue
-            identity = {"name": student, "nbgrader_assignment": assignment}
-            identity.update(timestamp(assignments[assignment]))
-            self.discovery.found.append(self.student(student, assignments[assignment],
-                                                     inside + f"{assignment}/", identity))
+        for student, (path, identity) in students.items():
+            self.discovery.found.append(self.student(student, path, f"{path}/", identity))
 
     # -- Gradescope's export ---------------------------------------------------------------------------
 
@@ -375,8 +342,11 @@ def discover(paths: list[Path], prefer: tuple[str, ...] = (), problems: tuple[st
     student's folder holds several (student_files.choose)."""
     walker = _Walker(prefer, problems)
     shared = Counter(Path(p).name for p in paths if Path(p).is_dir())
+    exchange = [Path(p) for p in paths if Path(p).is_dir() and EXCHANGE.match(Path(p).name)]
     try:
-        for path in map(Path, paths):
+        if exchange:  # inbound/*+ps1+*: submissions of nbgrader's exchange, named one by one
+            walker.exchange(exchange)
+        for path in (Path(p) for p in paths if Path(p) not in exchange):
             if path.is_dir() and (shared[path.name] > 1 or path.parent.parent.name in NBGRADER_ROOTS):
                 # submitted/*/ps2: one student's folder each, named by the folder above
                 student = path.resolve().parent.name

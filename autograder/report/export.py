@@ -42,15 +42,18 @@ from autograder.report.csvsafe import cell, read_cell
 from autograder.report.files import APPENDED, Graded, digests, grades_edited, sha256
 from autograder.report.roster import (  # noqa: F401 - canvas_user_id: part of this module's interface
     EMAIL_COLUMNS,
-    NAME_COLUMNS,
+    LOGIN_COLUMNS,
+    NUMBER_COLUMNS,
+    SECTION_COLUMNS,
     ExportError,
     canvas_user_id,
-    column,
+    full_name,
     id_columns,
     match,
     people_of,
     read_roster,
     student_key,
+    value_of,
     when,
 )
 
@@ -193,10 +196,10 @@ def gather(graded: list[Graded], roster: Path | None, id_column: str | None,
     for i, student in enumerate(students):
         mine = owners.get(i, [])
         if len(mine) > 1:
-            result.duplicates.append(f"{student.get('Student') or i + 1}: "
+            result.duplicates.append(f"{full_name(student, header) or i + 1}: "
                                      + ", ".join(g.submission for g in mine))
         if not mine:
-            result.missing.append(student.get("Student") or student.get(header[0], str(i + 1)))
+            result.missing.append(full_name(student, header) or student.get(header[0]) or str(i + 1))
         out.append((student, choose(mine, policy) if mine else None))
     return out, result, header, columns
 
@@ -205,17 +208,19 @@ def canvas_csv(graded: list[Graded], assignment: str, roster: Path | None = None
                id_column: str | None = None, out_of: float | None = None,
                policy: str = config.POLICY) -> Export:
     """The Canvas gradebook import for these grades: one row per student (see the module's docstring)."""
-    rows, result, _, _ = gather(graded, roster, id_column, policy)
+    rows, result, header, _ = gather(graded, roster, id_column, policy)
     result.column = column or assignment
     max_score = max(g.max_score for g in graded)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow([*CANVAS_IDENTITY, cell(result.column)])
     writer.writerow([POINTS_POSSIBLE, "", "", "", "", _points(max_score, max_score, out_of)])
+    if roster is not None:
+        _canvas_identities(rows, header, roster)
     for person, chosen in rows:
         points = _points(chosen.score, chosen.max_score, out_of) if chosen else ""
         if roster is not None:
-            writer.writerow([cell(person.get(c, "")) for c in CANVAS_IDENTITY] + [points])
+            writer.writerow([cell(v) for v in _canvas_identity(person, header)] + [points])
             continue
         user, email = person.get("canvas_user", ""), person.get("email", "")
         login = "" if user else email or person.get("id") or person.get("name", "")
@@ -223,6 +228,38 @@ def canvas_csv(graded: list[Graded], assignment: str, roster: Path | None = None
         writer.writerow([cell(name), user, cell(person.get("sid", "")), cell(login), "", points])
     result.csv = buffer.getvalue()
     return result
+
+
+def _canvas_identity(row: dict, header: list[str]) -> list[str]:
+    """Student, ID, SIS User ID, SIS Login ID, Section of a roster row, from whatever columns it has."""
+    return [row.get("Student") or full_name(row, header), row.get("ID", ""),
+            value_of(row, header, NUMBER_COLUMNS), value_of(row, header, LOGIN_COLUMNS),
+            value_of(row, header, SECTION_COLUMNS)]
+
+
+def _canvas_identities(rows: list[tuple[dict, Graded | None]], header: list[str], roster: Path) -> None:
+    """Every row can be matched by Canvas (an ID, SIS User ID or SIS Login ID), else an ExportError."""
+    blind = [full_name(r, header) or "?" for r, _ in rows if not any(_canvas_identity(r, header)[1:4])]
+    if blind:
+        raise ExportError(
+            f"Canvas finds a student by ID, SIS User ID or SIS Login ID, and the roster {roster} gives none "
+            f"of them for {len(blind)} of its {len(rows)} students (e.g. {blind[0]}): its columns are "
+            f"{', '.join(header)}. Give Canvas's own gradebook export as --roster (Grades > Export > Export "
+            f"Entire Gradebook), which has them all; where Canvas logins are the students' emails, name the "
+            f"roster's email column SIS Login ID. Nothing was written.")
+
+
+def _moodle_identities(rows: list[tuple[dict, Graded | None]], header: list[str], roster: Path) -> None:
+    """Every row can be matched by Moodle (an ID number or an email), else an ExportError."""
+    blind = [full_name(r, header) or "?" for r, _ in rows
+             if not (value_of(r, header, NUMBER_COLUMNS) or value_of(r, header, EMAIL_COLUMNS))]
+    if blind:
+        raise ExportError(
+            f"Moodle finds a student by ID number or Email address, and the roster {roster} gives neither "
+            f"for {len(blind)} of its {len(rows)} students (e.g. {blind[0]}): its columns are "
+            f"{', '.join(header)}. "
+            f"Give Moodle's own grade export as --roster (Grades > Export > Plain text file), which has "
+            f"both. Nothing was written.")
 
 
 def plain_csv(graded: Class, assignment: str, roster: Path | None = None, id_column: str | None = None,
@@ -251,11 +288,13 @@ def plain_csv(graded: Class, assignment: str, roster: Path | None = None, id_col
 
 
 def _identity(person: dict, from_roster: bool, header: list[str], columns: list[str]) -> list[str]:
-    """[id, name, email] of a roster row (its first identifier column), or of a submission's student (the
-    Canvas user id, else the student id, else the id)."""
+    """[id, name, email] of a roster row (its student number, else its login, else its first identifier
+    column; its name, or first and last names), or of a submission's student (the Canvas user id, else
+    the student id, else the id)."""
     if from_roster:
-        return [person.get(columns[0], ""), person.get(column(header, NAME_COLUMNS) or "", ""),
-                person.get(column(header, EMAIL_COLUMNS) or "", "")]
+        ident = value_of(person, header, NUMBER_COLUMNS) or value_of(person, header, LOGIN_COLUMNS) \
+            or person.get(columns[0], "")
+        return [ident, full_name(person, header), value_of(person, header, EMAIL_COLUMNS)]
     return [person.get("canvas_user") or person.get("sid") or person.get("id") or person.get("email", ""),
             person.get("name", ""), person.get("email", "")]
 
@@ -267,11 +306,15 @@ def moodle_csv(graded: Class, assignment: str, roster: Path | None = None, colum
     named as the assignment, or column) and Feedback (grading.toml's reasons and late work, in words)."""
     rows, result, header, columns = gather(graded, roster, id_column, policy)
     result.column, result.format = column or assignment, "moodle"
+    if roster is not None:
+        _moodle_identities(rows, header, roster)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["ID number", "Email address", "Full name", cell(result.column), "Feedback"])
     for person, chosen in rows:
         ident, name, email = _identity(person, roster is not None, header, columns)
+        if roster is not None:  # Moodle's ID number is the institution's, never an email or a login
+            ident = value_of(person, header, NUMBER_COLUMNS)
         standing = getattr(chosen, "standing", None)
         grade = _points(chosen.score, chosen.max_score, out_of) if chosen else ""
         writer.writerow([cell(ident), cell(email), cell(name), grade,

@@ -22,9 +22,17 @@ from autograder.report.files import Graded
 # Canvas's "Download Submissions" names: sortable name (no spaces), LATE when late, user id, submission id.
 CANVAS_DOWNLOAD = re.compile(r"^(?P<name>[^_]+)_(?:LATE_)?(?P<user>\d+)_(?P<submission>\d+)(?:_|$)")
 ID_COLUMNS = ("ID", "SIS User ID", "SIS Login ID", "Email", "Email Address", "Login ID", "Login", "Username",
-              "User", "Student ID", "Student Number", "Matriculation Number", "ID number", "Identifier")
+              "User", "Student ID", "Student Number", "Matriculation Number", "ID number", "Identifier",
+              "SID")
 NAME_COLUMNS = ("Student", "Name", "Full Name", "Student Name")
 EMAIL_COLUMNS = ("Email", "Email Address", "E-mail", "Mail")
+# What else a gradebook's columns are filled from, by the names LMSs give them in their exports
+# (Canvas's gradebook, Moodle's grades, Blackboard's Grade Center, Gradescope's roster): never an email
+# where a number is asked.
+FIRST_NAMES, LAST_NAMES = ("First name", "Given name", "Forename"), ("Last name", "Surname", "Family name")
+NUMBER_COLUMNS = ("SIS User ID", "ID number", "Student ID", "SID", "Student Number", "Matriculation Number")
+LOGIN_COLUMNS = ("SIS Login ID", "Login ID", "Username", "Login", "User")
+SECTION_COLUMNS = ("Section", "Sections")
 
 
 class ExportError(ValueError):
@@ -79,6 +87,19 @@ def column(header: list[str], names: tuple[str, ...]) -> str | None:
     """The first column of header named (case aside) as one of names."""
     folded = {_norm(h): h for h in reversed(header)}
     return next((folded[_norm(n)] for n in names if _norm(n) in folded), None)
+
+
+def value_of(row: dict[str, str], header: list[str], names: tuple[str, ...]) -> str:
+    """The row's value in the first column of header named as one of names that it fills, or ""."""
+    folded = {_norm(h): h for h in reversed(header)}
+    return next((row.get(folded[_norm(n)], "") for n in names
+                 if _norm(n) in folded and row.get(folded[_norm(n)], "")), "")
+
+
+def full_name(row: dict[str, str], header: list[str]) -> str:
+    """The student's name: the roster's name column, else its first and last names joined."""
+    return value_of(row, header, NAME_COLUMNS) or " ".join(
+        part for part in (value_of(row, header, FIRST_NAMES), value_of(row, header, LAST_NAMES)) if part)
 
 
 def read_roster(path: Path) -> tuple[list[str], list[dict[str, str]]]:

@@ -100,11 +100,16 @@ def test_id_column_is_checked(graded, roster):
 
 
 def test_generic_roster_with_email_column(graded, tmp_path):
-    """Does a plain class list (name and email) work as a roster, copying what Canvas columns it has?"""
+    """Does a plain class list (name and email) match submissions, and is the Canvas import refused with
+    what to do (Canvas matches none of its columns: a row would hold a score and no student)?"""
     plain = tmp_path / "class.csv"
     plain.write_text("Name,Email\nAlice L,alice@uni.example\nBob B,bob@uni.example\n")
     graded_rows, assignment = read_graded(graded)
+    with pytest.raises(ExportError, match="SIS Login ID.*Export Entire Gradebook.*Nothing was written"):
+        canvas_csv(graded_rows, assignment, plain)
+    plain.write_text("Name,SIS Login ID\nAlice L,alice@uni.example\nBob B,bob@uni.example\n")
     table = rows(canvas_csv(graded_rows, assignment, plain).csv)
+    assert table[2] == ["Alice L", "", "", "alice@uni.example", "", "38"]
     assert [r[-1] for r in table[2:]] == ["38", "19"]
 
 
