@@ -66,21 +66,37 @@ class Outcome:
                 *[p for p in self.why.split("\n\n") if p.strip()]]
 
     def __repr__(self) -> str:
-        body = [textwrap.fill(_plain(p), 100) for p in self._paragraphs()]
+        body = ["\n".join(textwrap.fill(_plain(item), 100, subsequent_indent="  " * item.startswith("- "))
+                           for item in _items(p)) for p in self._paragraphs()]
         code = [] if self.problem else ["The code that ran:", textwrap.indent(self.code, "    ")]
         return "\n\n".join([self.title, *body, *code])
 
     def _repr_html_(self) -> str:
         colour = "#176f2c" if self.right else ("#8a5300" if self.problem else "#b3261e")
-        first, *rest = [_html(p) for p in self._paragraphs()]
+        first, *rest = self._paragraphs()
+        first = _html(first)
         parts = ['<div class="ag-report ag-predict" style="font:13px/1.4 system-ui,sans-serif">',
                  f"<h3>{html.escape(self.title)}</h3>",
                  f'<p style="color:{colour};font-weight:600">{first}</p>',
-                 *[f"<p>{p}</p>" for p in rest]]
+                 *[_block(p) for p in rest]]
         if not self.problem:
             parts.append("<details><summary>The code that ran</summary><pre>"
                          f"{html.escape(self.code)}</pre></details>")
         return "\n".join(parts + ["</div>"])
+
+
+def _items(paragraph: str) -> list[str]:
+    """A paragraph, or the items of a list written `- item` line by line."""
+    if not paragraph.lstrip().startswith("- "):
+        return [paragraph]
+    return ["- " + item.strip() for item in re.split(r"(?:^|\n)\s*- ", paragraph.strip()) if item.strip()]
+
+
+def _block(paragraph: str) -> str:
+    items = _items(paragraph)
+    if items == [paragraph]:
+        return f"<p>{_html(paragraph)}</p>"
+    return "<ul>" + "".join(f"<li>{_html(item[2:])}</li>" for item in items) + "</ul>"
 
 
 def _plain(text: str) -> str:
