@@ -104,3 +104,9 @@ def test_predict_does_not_move_the_notebook_random_stream():
     torch.manual_seed(1)
     predict("1.leaves", {"w"})
     assert torch.equal(torch.rand(3), expected)
+
+
+def test_a_grading_worker_skips_predict(monkeypatch):
+    """In a grading worker (AUTOGRADER_BATCH), a lesson's predict() cell returns at once, as check() does."""
+    monkeypatch.setenv("AUTOGRADER_BATCH", "1")
+    assert predict("1.leaves", {"w"}) is None
