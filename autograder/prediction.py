@@ -209,7 +209,8 @@ def normalise(question, value):
         if not isinstance(value, (tuple, list)) or len(value) != expected:
             raise wrong(f" It needs {expected} values, in the order the question gives.")
         value = _tuples(value)
-        unknown = sorted({x for x in _flat(value) if isinstance(x, str)} - set(question.choices))
+        words = {x for x in _flat(value) if isinstance(x, str)}
+        unknown = sorted(words - set(question.choices)) if question.choices else []
         if unknown:
             raise wrong(f" The words to use are {', '.join(map(repr, question.choices))}; "
                         f"{', '.join(map(repr, unknown))} is not one of them.")

@@ -83,6 +83,8 @@ def test_a_wrong_prediction_names_both_answers():
     ("1.detach-shares", 1, "asks for True or False"),
     ("1.ones-v", (4, 2), "It needs 4 numbers"),
     ("1.second-backward", "double", "The options are 'same', 'twice', 'zero'"),
+    ("3.lr", (12, "shrinks", "stays", "explodes"), "'explodes' is not one of them"),
+    ("4.kink", (False, True), "It needs 4 values"),
     ("9.nothing", True, "There is no Predict question '9.nothing'"),
 ])
 def test_a_malformed_prediction_gets_one_paragraph_and_no_answer(question_id, prediction, says):
@@ -111,3 +113,9 @@ def test_a_grading_worker_skips_predict(monkeypatch):
     """In a grading worker (AUTOGRADER_BATCH), a lesson's predict() cell returns at once, as check() does."""
     monkeypatch.setenv("AUTOGRADER_BATCH", "1")
     assert predict("1.leaves", {"w"}) is None
+
+
+def test_words_where_numbers_are_asked_are_compared_not_refused():
+    """A question without a list of words takes any value: ("input 1", "input 0") is simply wrong."""
+    outcome = predict("4.which-input", ("input 1", "input 0"))
+    assert repr(outcome).startswith("predict('4.which-input'): not what the code does")
