@@ -291,6 +291,45 @@ def test_backward_frees_saved_tensors_but_not_ctx_attributes():
     assert "with retain_graph=True, twice: tensor([4., 4., 4.])" in outcome.stdout
 
 
+
+def test_fast_mode_scales_atol_by_the_sums_of_u_and_v():
+    """Fast mode allows atol * sum(u) * sum(v) + rtol * |numerical|: the buggy CumSum on 4 entries passes on
+    rtol; a backward 400% wrong at one of 1000 entries fails slow mode and fast mode with atol=0, and
+    passes fast mode with the default atol, its error below the scaled atol and above rtol's share."""
+    assert "difference: 1.83e-03\nallowed:    atol * sum(u) * sum(v) + rtol * |numerical| = 3.06e-05 + " \
+        "1.90e-03" in claim(L4, "l4-fast-tolerance").stdout
+    stdout = claim(L4, "l4-fast-atol").stdout
+    assert "slow mode          passes: False\nfast mode          passes: True\n" \
+        "fast mode, atol=0  passes: False" in stdout
+    error, scaled, relative = (float(x) for x in re.findall(r"\d\.\de-\d\d", stdout))
+    assert relative < error < scaled
+
+
+def test_nondet_tol_accepts_a_backward_that_differs_by_rounding():
+    """A backward summing in a random order is 'not reentrant' by default, and passes with nondet_tol."""
+    stdout = claim(L4, "l4-nondet-tol").stdout
+    assert stdout.startswith("GradcheckError: Backward is not reentrant")
+    assert "with nondet_tol=1e-12: True" in stdout
+
+
+def test_check_undefined_grad_hands_backward_none():
+    """With set_materialize_grads(False), gradcheck's default check passes None to backward (which then
+    raises), as a Function returning None for its input does in training; handling None fixes both."""
+    outcome = claim(L4, "l4-undefined-grad")
+    assert "check_undefined_grad=False: True" in outcome.stdout
+    assert [type(e) for e in outcome.errors[-2:]] == [TypeError, TypeError]
+    assert "fixed: True" in outcome.stdout
+
+
+def test_check_batched_grad_runs_backward_under_vmap():
+    """A backward through NumPy passes the default gradcheck and fails check_batched_grad, as it fails
+    autograd.grad(is_grads_batched=True); the same backward in torch operations passes both."""
+    outcome = claim(L4, "l4-batched-grad")
+    assert "NumpySin, default options: True" in outcome.stdout
+    assert "TorchSin, check_batched_grad=True: True" in outcome.stdout
+    assert "TorchSin's Jacobian is diag(cos x): True" in outcome.stdout
+    assert "batched gradient" in str(outcome.errors[-2]) and isinstance(outcome.errors[-1], RuntimeError)
+
 # -- Lesson 5: double backward -------------------------------------------------------------------------
 
 L5 = "05-double-backward"

@@ -143,6 +143,26 @@ LSE_STABLE = ("m = input.amax(dim=-1, keepdim=True)\n"
               "        result = m.squeeze(-1) + (input - m).exp().sum(-1).log()")
 LSE_GRAD = "return grad_output.unsqueeze(-1) * (input - result.unsqueeze(-1)).exp()"
 
+SOFTMAX_CE = '''
+class SoftmaxCrossEntropy(Function):
+    @staticmethod
+    def forward(ctx, logits, target):
+        {forward}
+        ctx.save_for_backward(logits, target)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        logits, target = ctx.saved_tensors
+        p = torch.softmax(logits, dim=1)
+        {backward}
+'''
+CE_STABLE = "loss = -torch.log_softmax(logits, dim=1)[torch.arange(len(target)), target].mean()"
+CE_NAIVE = ("p = logits.exp() / logits.exp().sum(dim=1, keepdim=True)  # no max subtracted\n"
+            "        loss = -p[torch.arange(len(target)), target].log().mean()")
+CE_ONE_HOT = "p[torch.arange(len(target)), target] -= 1\n        "
+CE_GRAD = CE_ONE_HOT + "return grad_output * p / len(target), None"
+
 LAYERNORM = '''
 class LayerNorm(Function):
     @staticmethod
@@ -281,6 +301,22 @@ CASES = [
                                                          "mode='full')",
                                               grad_filter=CONV_GRAD_FILTER),
      "gradient", "cross-correlates grad_output with the filter as it is"),
+    # SoftmaxCrossEntropy: the one-hot forgotten, the batch size forgotten, exp of raw logits, a sign
+    ("SoftmaxCrossEntropy", SOFTMAX_CE.format(forward=CE_STABLE,
+                                              backward="return grad_output * p / len(target), None"),
+     "gradient", "the one-hot of the target is not subtracted"),
+    ("SoftmaxCrossEntropy", SOFTMAX_CE.format(forward=CE_STABLE,
+                                              backward=CE_ONE_HOT + "return grad_output * p, None"),
+     "gradient", "not divided by the batch size"),
+    ("SoftmaxCrossEntropy", SOFTMAX_CE.format(forward=CE_NAIVE, backward=CE_GRAD),
+     "forward", "NaN or infinity"),
+    ("SoftmaxCrossEntropy", SOFTMAX_CE.format(forward=CE_STABLE, backward=CE_ONE_HOT
+                                              + "return -grad_output * p / len(target), None"),
+     "gradient", "the gradient has the wrong sign"),
+    ("SoftmaxCrossEntropy", SOFTMAX_CE.format(
+        forward="loss = -torch.log_softmax(logits, dim=1)[torch.arange(len(target)), target].sum()",
+        backward=CE_ONE_HOT + "return grad_output * p, None"),
+     "forward", "summed over the batch, not averaged"),
 ]
 
 
@@ -566,6 +602,7 @@ RIGHT = [
                              "return grad_output * (input.sign() + 1) / 2")),
     ("MyReLU", MYRELU.format(forward=MYRELU_SAVED, backward=MYRELU_LOADED +
                              "return grad_output * (input >= 0)")),
+    ("SoftmaxCrossEntropy", SOFTMAX_CE.format(forward=CE_STABLE, backward=CE_GRAD)),
 ]
 
 # float32 in a backward that is differentiated again: too rough for finite differences, as for gradgradcheck.

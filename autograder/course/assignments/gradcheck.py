@@ -1,6 +1,6 @@
-"""Lesson 4, gradcheck: Something, (u, v) -> |u v| elementwise; LogSumExp and LayerNorm, whose backward
-the student derives; ScipyConv2dFunction, the Stack Overflow answer's SciPy convolution with its two
-backward bugs fixed (found with gradcheck)."""
+"""Lesson 4, gradcheck: Something, (u, v) -> |u v| elementwise; LogSumExp, LayerNorm and
+SoftmaxCrossEntropy, whose backward the student derives; ScipyConv2dFunction, the Stack Overflow answer's
+SciPy convolution with its two backward bugs fixed (found with gradcheck)."""
 
 import torch
 import torch.nn.functional as F
@@ -208,5 +208,59 @@ SCIPYCONV = Problem(
                       "convolve2d(grad_output, filter, mode='full').", backward=_unflipped),),
 )
 
-ASSIGNMENT = Assignment("gradcheck", "04-gradcheck", (SOMETHING, LOGSUMEXP, LAYERNORM, SCIPYCONV),
+def softmax_cross_entropy(logits, target):
+    return F.cross_entropy(logits, target)
+
+
+def _ce_gradient(gradient):
+    """The mean cross-entropy's values, with `gradient(logits, target)` as the gradient of the logits (a
+    wrong backward as students write it): autograd's gradient of the linear term it adds, detached."""
+    def wrong(logits, target):
+        linear = (gradient(logits, target).detach() * logits).sum()
+        return softmax_cross_entropy(logits, target).detach() + linear - linear.detach()
+    return wrong
+
+
+def _one_hot(logits, target):
+    return F.one_hot(target, logits.shape[-1]).to(logits.dtype)
+
+
+def _naive_softmax(logits, dim=1):
+    return logits.exp() / logits.exp().sum(dim, keepdim=True)
+
+
+SOFTMAX_CE = Problem(
+    name="SoftmaxCrossEntropy",
+    summary="forward(ctx, logits, target): the mean over the batch of -log softmax(logits)[i, target[i]], "
+            "computed stably; one backward for the whole loss, derived by hand",
+    reference=softmax_cross_entropy,
+    # target: class indices (int64), not differentiated. The last case has logits between 700 and 800,
+    # beyond exp's range in float64: only a forward and a backward that subtract each row's maximum get it.
+    cases=(Case((TensorSpec((4, 5), low=-3.0, high=3.0), TensorSpec((4,), low=0, high=5, dtype="int64"))),
+           Case((TensorSpec((7, 3), low=-3.0, high=3.0), TensorSpec((7,), low=0, high=3, dtype="int64"))),
+           Case((TensorSpec((3, 6), low=700.0, high=800.0), TensorSpec((3,), low=0, high=6, dtype="int64")))),
+    mistakes=(
+        Mistake("the one-hot of the target is not subtracted: the gradient of the loss is the softmax minus "
+                "the one-hot vector of each row's class, divided by the batch size. Differentiate the row's "
+                "loss, logsumexp(z) - z[target], term by term: the second term gives -1 at the target's "
+                "column.", backward=_ce_gradient(lambda z, t: torch.softmax(z, 1) / z.shape[0])),
+        Mistake("the gradient is not divided by the batch size: the loss is the mean over the rows, so each "
+                "row's gradient is divided by N = logits.shape[0].",
+                backward=_ce_gradient(lambda z, t: torch.softmax(z, 1) - _one_hot(z, t))),
+        Mistake("the gradient has the wrong sign: it is the softmax minus the one-hot vector, not the "
+                "one-hot minus the softmax (a larger logit of a wrong class raises the loss).",
+                backward=_ce_gradient(lambda z, t: (_one_hot(z, t) - torch.softmax(z, 1)) / z.shape[0])),
+        Mistake("the softmax in backward is normalised over dimension 0, across the batch: each row is "
+                "normalised over its classes, dimension 1.",
+                backward=_ce_gradient(lambda z, t: (torch.softmax(z, 0) - _one_hot(z, t)) / z.shape[0])),
+        Mistake("the loss is summed over the batch, not averaged: divide by N = logits.shape[0] in forward "
+                "too.", lambda z, t: F.cross_entropy(z, t, reduction="sum")),
+        Mistake("exp is taken of the raw logits: above about 709 it overflows to infinity and the loss is "
+                "NaN. Subtract each row's maximum first, m = logits.amax(dim=1, keepdim=True): the softmax "
+                "and the log-sum-exp do not change, and every exponent is at most 0.",
+                lambda z, t: -_naive_softmax(z).log().gather(1, t[:, None]).mean()),
+    ),
+)
+
+ASSIGNMENT = Assignment("gradcheck", "04-gradcheck", (SOMETHING, LOGSUMEXP, LAYERNORM, SCIPYCONV, SOFTMAX_CE),
                         preload=("matplotlib.pyplot",))
