@@ -3,8 +3,9 @@
 The nbgrader convention: in a code cell, the lines from `### BEGIN SOLUTION` to `### END SOLUTION`
 become `raise NotImplementedError()` at the marker's indentation; in a markdown cell they become
 "YOUR ANSWER HERE". A cell that held a solution, calls `check(`, or is tagged `uses-solution` loses
-its outputs, since they were computed by solution code. Every other cell, narrative and outputs of
-demonstrations, is kept as it is.
+its outputs, since they were computed by solution code. So does every code cell under a "Predict" or
+"What goes wrong here?" heading: its output is the answer, which the learner sees by running the cell
+after guessing. Every other cell, narrative and outputs of demonstrations, is kept as it is.
 
 Every student notebook starts with the set-up cell SETUP: it does nothing where the course's package
 imports, and otherwise installs it from the course's release (autograder.PACKAGE_URL, or the wheel or
@@ -27,6 +28,9 @@ BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 USES_SOLUTION = "uses-solution"
 CHECK_CALL = re.compile(r"\bcheck\(")
 SETUP_ID = "course-setup"
+HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
+# The headings of the sections whose outputs answer a question: the learner runs the cell to see them.
+QUESTION = re.compile(r"^(Predict\b|What goes wrong here\?)")
 
 
 def solution_regions(source: str) -> list[list[str]]:
@@ -59,7 +63,21 @@ def strip_solutions(source: str, replacement: str) -> str:
     return "\n".join(out)
 
 
-def student_cell(cell):
+def last_heading(cell) -> str | None:
+    """The text of a markdown cell's last heading outside code fences (solution markers are no
+    headings), or None."""
+    found, fence = None, False
+    for line in cell.source.splitlines() if cell.cell_type == "markdown" else []:
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        match = None if fence else HEADING.match(line)
+        if match and line.strip() not in (BEGIN, END):
+            found = match.group(1)
+    return found
+
+
+def student_cell(cell, answers: bool = False):
+    """The student version of a cell; `answers`: it is in a section whose outputs answer a question."""
     has_solution = BEGIN in cell.source
     if cell.cell_type == "markdown" and has_solution:
         cell.source = strip_solutions(cell.source, "YOUR ANSWER HERE")
@@ -67,7 +85,7 @@ def student_cell(cell):
         tags = cell.metadata.get("tags", [])
         if has_solution:
             cell.source = strip_solutions(cell.source, "raise NotImplementedError()")
-        if has_solution or USES_SOLUTION in tags or CHECK_CALL.search(cell.source):
+        if answers or has_solution or USES_SOLUTION in tags or CHECK_CALL.search(cell.source):
             cell.outputs, cell.execution_count = [], None
     return cell
 
@@ -80,7 +98,13 @@ def setup_cell():
 
 
 def student_notebook(nb):
-    nb.cells = [setup_cell()] + [student_cell(cell) for cell in nb.cells]
+    cells, answers = [], False
+    for cell in nb.cells:
+        heading = last_heading(cell)
+        if heading is not None:
+            answers = bool(QUESTION.match(heading))
+        cells.append(student_cell(cell, answers))
+    nb.cells = [setup_cell(), *cells]
     return nb
 
 

@@ -150,3 +150,31 @@ def test_course_notebook_fails_only_where_the_student_writes(name):
         f"course/{name}: these cells fail for another reason than an unwritten exercise (a cell that needs "
         f"a solution should call the exercise's Function itself, see docs/STYLE.md): {wrong}"
     )
+
+
+QUESTION_HEADING = re.compile(r"^#{1,6} +(Predict\b|What goes wrong here\?)")
+ANY_HEADING = re.compile(r"^#{1,6} +\S")
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_no_output_answers_a_question_before_the_cell_runs(name):
+    """Under a "Predict" or "What goes wrong here?" heading, does course/<lesson> show no output (the
+    learner runs the cell to see it, after guessing), while solutions/<lesson> has such outputs?"""
+    path = COURSE / name
+    if not path.exists():
+        pytest.skip(f"course/{name} is missing (test_course_has_one_notebook_per_lesson fails)")
+
+    def answered(nb) -> list[int]:
+        found, inside = [], False
+        for index, cell in enumerate(nb.cells, 1):
+            if cell.cell_type == "markdown":
+                titles = [line for line in cell.source.splitlines()
+                          if ANY_HEADING.match(line) and "SOLUTION" not in line]
+                if titles:
+                    inside = bool(QUESTION_HEADING.match(titles[-1]))
+            elif inside and cell.get("outputs"):
+                found.append(index)
+        return found
+
+    assert answered(read(path)) == [], f"course/{name}: these cells give the answer away"
+    assert answered(read(SOLUTIONS / name)), f"solutions/{name} has no Predict output (the test sees none)"
