@@ -26,7 +26,7 @@ author = "the autograd-course authors"
 copyright = "the autograd-course authors"
 html_title = "Custom autograd Functions"
 
-extensions = ["myst_nb", "sphinx_copybutton", "course_html", "api_links", "inline_icons"]
+extensions = ["myst_nb", "sphinx_copybutton", "course_html", "api_links", "inline_icons", "search_terms"]
 exclude_patterns = ["_build", "_ext/*", "_student/*", "_generated/*", "**.ipynb_checkpoints", "jupyter_execute"]
 
 # The notebooks are shown with the outputs committed in solutions/: nothing is executed here, so the site
