@@ -108,8 +108,9 @@ def has_output(node) -> bool:
 
 
 def fold_explanations(doctree) -> int:
-    """In each "What goes wrong here?" section, what follows the first cell with an output (up to the
-    next heading) moves into a toggle "Show the explanation". Returns how many were folded."""
+    """In each "What goes wrong here?" section, what follows the first cell with an output (the first
+    code cell, where none has one) up to the next heading moves into a toggle "Show the explanation".
+    Returns how many were folded."""
     folded = 0
     for section in list(doctree.findall(nodes.section)):
         title = section.next_node(nodes.title)
@@ -117,6 +118,9 @@ def fold_explanations(doctree) -> int:
             continue
         children = list(section.children)
         start = next((i for i, child in enumerate(children) if has_output(child)), None)
+        if start is None:  # the student edition (make site SOLUTIONS=0): the cells have no outputs
+            start = next((i for i, child in enumerate(children) if child.get("nb_element") == "cell_code"),
+                         None)
         if start is None:
             continue
         end = next((i for i, child in enumerate(children) if isinstance(child, nodes.section)), len(children))
