@@ -22,6 +22,8 @@ import sys
 import tarfile
 import tempfile
 import time
+import zipfile
+from io import BytesIO
 from pathlib import Path
 
 # jsonschema, which nbformat imports, compiles the grammars of the optional package rfc3987_syntax at
@@ -41,6 +43,8 @@ MATHJAX_VERSION = "3.2.2"  # from the npm registry, unpacked into build/vendor/ 
 RAISES = "raises-exception"
 STAMP = ".course-build.json"  # written into the output folder after a successful build
 LESSON = re.compile(r"^\d\d-[\w-]+\.ipynb$")
+ZIP = "_generated/autograd-course-notebooks.zip"  # every student notebook, linked from the home page
+ZIP_FOLDER = "autograd-course"  # the folder the archive unpacks into
 TOGGLE_FENCE = "::::::"  # longer than any fence a solution could contain, so it cannot be closed early
 
 
@@ -132,7 +136,8 @@ def lesson_links(name: str) -> str:
         f"{{download}}`Download the student notebook <_student/{name}>`\n"
         "{launch}`binder`\n{launch}`colab`\n"
         f"{TOGGLE_FENCE}\n\n"
-        "```{contents} In this lesson\n:local:\n:depth: 1\n:class: course-index\n```\n"
+        # no back-links: a heading is plain text, not a link to an index that wide windows hide
+        "```{contents} In this lesson\n:local:\n:depth: 1\n:backlinks: none\n:class: course-index\n```\n"
     )
 
 
@@ -147,8 +152,10 @@ def site_notebook(path: Path, with_solutions: bool):
             + f"\nFix the lesson and re-execute it (make solutions), or tag a cell meant to fail `{RAISES}`."
         )
     transform.scrub_outputs(nb)
+    transform.explanations_after_code(nb)
     transform.fold_predict_answers(nb)
     transform.name_what_goes_wrong(nb)
+    transform.number_free_headings(nb)
     transform.link_references(nb, {int(p.name[:2]): p.stem for p in lessons(path.parent)}, path.stem)
     if with_solutions:
         try:
@@ -176,8 +183,23 @@ def student_download(path: Path) -> bytes:
 
 
 def lessons_list(paths: list[Path]) -> str:
-    """The home page's list of lessons: each title (the page's own), linked."""
-    return "".join(f"- {{doc}}`/{path.stem}`\n" for path in paths)
+    """The home page's list of lessons: each title (the page's own), linked and numbered as the site
+    numbers it; then the whole course as one download."""
+    return "".join(f"{int(path.name[:2])}. {{doc}}`/{path.stem}`\n" for path in paths) + (
+        f"\n{TOGGLE_FENCE}{{container}} lesson-links course-download\n"
+        f"{{download}}`Download all {len(paths)} student notebooks (zip) <{ZIP}>`\n{TOGGLE_FENCE}\n")
+
+
+def course_zip(notebooks: dict[str, bytes]) -> bytes:
+    """The student notebooks in one zip archive, byte for byte the same for the same notebooks (fixed
+    dates and order), so that a rebuild rewrites nothing."""
+    buffer = BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in sorted(notebooks.items()):
+            info = zipfile.ZipInfo(f"{ZIP_FOLDER}/{name}", date_time=(2020, 1, 1, 0, 0, 0))
+            info.compress_type, info.external_attr = zipfile.ZIP_DEFLATED, 0o644 << 16
+            archive.writestr(info, data)
+    return buffer.getvalue()
 
 
 AUTOGRADER_TABLE = r"""
@@ -211,9 +233,11 @@ def write_if_changed(path: Path, data: bytes) -> None:
 
 
 def mathjax(build: Path) -> Path:
-    """A local MathJax (the es5 bundle with CommonHTML output), fetched once from the npm registry."""
-    vendor = build / "vendor" / f"mathjax-{MATHJAX_VERSION}"
-    if (vendor / "tex-chtml.js").exists():
+    """A local MathJax (its es5 components: startup, core, TeX input, CommonHTML output and the ones
+    they load on demand), fetched once from the npm registry. site/conf.py loads only those a page
+    needs: 0.76 MB, where the combined bundle tex-chtml.js, with its 0.43 MB context menu, is 1.16 MB."""
+    vendor = build / "vendor" / f"mathjax-{MATHJAX_VERSION}-components"
+    if (vendor / "startup.js").exists():
         return vendor
     npm = shutil.which("npm")
     if npm is None:
@@ -234,8 +258,9 @@ def mathjax(build: Path) -> Path:
                 name = member.name.removeprefix("package/")
                 keep = name == "LICENSE" or (
                     name.startswith("es5/")
-                    # the one combined bundle the site loads, and the components it loads on demand
-                    and (name.count("/") > 1 or name == "es5/tex-chtml.js")
+                    # the start-up and core the site loads, and the components they load on demand
+                    and (name.count("/") > 1 or name in ("es5/startup.js", "es5/core.js"))
+                    and not name.startswith("es5/ui/menu")
                     and not name.startswith("es5/output/svg")
                 )
                 if member.isfile() and keep:
@@ -264,6 +289,7 @@ def stage(src: Path, build: Path, solutions: Path, course: Path, with_solutions:
     for path in shown:
         files[Path(path.name)] = nbformat.writes(site_notebook(path, with_solutions)).encode()
         files[Path("_student") / path.name] = student_download(course / path.name)
+    files[Path(ZIP)] = course_zip({path.name: files[Path("_student") / path.name] for path in shown})
     files[Path("_generated/lessons.md")] = lessons_list(shown).encode()
     files[Path("_generated/problems.md")] = autograder_table().encode()
     files[Path("_generated/edition.md")] = (EDITION_SOLUTIONS if with_solutions else EDITION_STUDENT).encode()
@@ -283,10 +309,10 @@ def stage(src: Path, build: Path, solutions: Path, course: Path, with_solutions:
     vendor = mathjax(build)
     target = src / static_mathjax
     version_file = target / ".version"
-    if not version_file.exists() or version_file.read_text() != MATHJAX_VERSION:
+    if not version_file.exists() or version_file.read_text() != vendor.name:
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(vendor, target)
-        version_file.write_text(MATHJAX_VERSION)
+        version_file.write_text(vendor.name)
     return shown
 
 

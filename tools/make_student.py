@@ -6,8 +6,9 @@ become `raise NotImplementedError()` at the marker's indentation; in a markdown 
 `name = value` of a region becomes `name = ...  # your prediction`, which predict() answers with what to
 write, so that Run All goes on. A cell that held a solution, calls `check(` or `predict(`, or is tagged
 `uses-solution` loses its outputs, since they were computed by solution code or give an answer away. So
-does every code cell of a Predict section (from its heading to the next heading): the learner runs the
-experiment after predicting. Every other cell, narrative and outputs of demonstrations, is kept as it is.
+does every code cell under a "Predict" or "What goes wrong here?" heading (to the next heading): its
+output is the answer, which the learner sees by running the cell after guessing. Every other cell,
+narrative and outputs of demonstrations, is kept as it is.
 
 Every student notebook starts with the set-up cell SETUP: it does nothing where the course's package
 imports, and otherwise installs it from the course's release (autograder.PACKAGE_URL, or the wheel or
@@ -31,8 +32,10 @@ USES_SOLUTION = "uses-solution"
 CHECK_CALL = re.compile(r"\bcheck\(")
 PREDICT_CALL = re.compile(r"\bpredict\(")
 ASSIGNED = re.compile(r"^(\s*)([A-Za-z_]\w*)\s*=[^=]")
-HEADING = re.compile(r"^#{1,6}\s+(.*)")
 SETUP_ID = "course-setup"
+HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
+# The headings of the sections whose outputs answer a question: the learner runs the cell to see them.
+QUESTION = re.compile(r"^(Predict\b|What goes wrong here\?)")
 
 
 def solution_regions(source: str) -> list[list[str]]:
@@ -90,22 +93,21 @@ def task_source(source: str) -> str:
     return strip_solutions(source, "raise NotImplementedError()")
 
 
-def predict_sections(cells) -> set[int]:
-    """The indices of the code cells of Predict sections (from a `Predict` heading to the next heading):
-    their outputs show what the learner is asked to predict."""
-    found, section = set(), False
-    for index, cell in enumerate(cells):
-        if cell.cell_type == "markdown":
-            titles = [m.group(1) for m in map(HEADING.match, cell.source.splitlines())
-                      if m and "SOLUTION" not in m.group(1)]
-            if titles:
-                section = titles[-1].startswith("Predict")
-        elif section and cell.cell_type == "code":
-            found.add(index)
+def last_heading(cell) -> str | None:
+    """The text of a markdown cell's last heading outside code fences (solution markers are no
+    headings), or None."""
+    found, fence = None, False
+    for line in cell.source.splitlines() if cell.cell_type == "markdown" else []:
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        match = None if fence else HEADING.match(line)
+        if match and line.strip() not in (BEGIN, END):
+            found = match.group(1)
     return found
 
 
 def student_cell(cell, answers: bool = False):
+    """The student version of a cell; `answers`: it is in a section whose outputs answer a question."""
     has_solution = BEGIN in cell.source
     if cell.cell_type == "markdown" and has_solution:
         cell.source = strip_solutions(cell.source, "YOUR ANSWER HERE")
@@ -127,8 +129,13 @@ def setup_cell():
 
 
 def student_notebook(nb):
-    answers = predict_sections(nb.cells)
-    nb.cells = [setup_cell()] + [student_cell(cell, i in answers) for i, cell in enumerate(nb.cells)]
+    cells, answers = [], False
+    for cell in nb.cells:
+        heading = last_heading(cell)
+        if heading is not None:
+            answers = bool(QUESTION.match(heading))
+        cells.append(student_cell(cell, answers))
+    nb.cells = [setup_cell(), *cells]
     return nb
 
 

@@ -5,9 +5,12 @@ show (or offer for download) and returns or changes that copy.
 
 - tracebacks: no path of the machine that ran the notebook, and the frames inside installed packages
   (torch) folded into one line, so that an expected error shows the learner's code and the message;
-- Predict sections: the output that answers the question folds behind "Show the answer";
-- "What goes wrong here?" headings: each named after its section, so anchors and the table of
-  contents tell them apart;
+- Predict sections: the output that answers the question folds behind "Show the answer", and the
+  written explanation moves below the question's code (the notebook has it above, for the learner to
+  fill in before running);
+- "What goes wrong here?" headings: a bare one is named after its section, so anchors and the table of
+  contents tell them apart (site/_ext/course_html.py folds their explanations);
+- headings lose the numbers some lessons write: the site numbers every lesson the same way;
 - "Lesson N" in the prose links to that lesson, and the cited tutorials and notes link to their pages.
 """
 
@@ -107,12 +110,41 @@ def headings(cell) -> list[tuple[int, str]]:
     return found
 
 
+def explanations_after_code(nb) -> int:
+    """In every "Predict" section, the written explanation (a solution region of a markdown cell that
+    comes before the question's code, so that the learner writes a guess first) moves below that code,
+    where the reader who has run it looks for it. Returns how many moved."""
+    cells, moved, predict = list(nb.cells), [], False
+    index = 0
+    while index < len(cells):
+        cell = cells[index]
+        found = headings(cell)
+        if found:
+            predict = found[-1][1].startswith("Predict")
+        elif (predict and cell.cell_type == "markdown" and "BEGIN SOLUTION" in cell.source
+              and not any(cell is done for done in moved)):
+            answer = index + 1  # the first code cell with outputs after it, in the same section
+            while answer < len(cells) and not headings(cells[answer]) and not (
+                    cells[answer].cell_type == "code" and cells[answer].get("outputs")):
+                answer += 1
+            if answer < len(cells) and cells[answer].cell_type == "code":
+                while answer + 1 < len(cells) and cells[answer + 1].cell_type == "code":
+                    answer += 1  # the end of that run of code cells
+                cells.insert(answer, cells.pop(index))
+                moved.append(cell)
+                continue  # the cell now at `index` is the next one
+        index += 1
+    nb.cells = cells
+    return len(moved)
+
+
 def fold_predict_answers(nb) -> int:
     """In every "Predict" section, the outputs that answer the question fold behind "Show the answer".
 
     A Predict section runs from its heading to the next heading. Its answer is the first run of code
-    cells with outputs after the question, up to the prose that discusses them (the written solution in
-    between is a toggle of its own, labelled "Show the explanation"). Returns how many cells were folded.
+    cells with outputs after the question, up to the prose that discusses them; the written solution
+    (explanations_after_code puts it after the answer) is a toggle of its own, labelled "Show the
+    explanation". Returns how many cells were folded.
     """
     count, state = 0, None  # state: None outside, "question", then "answer" once an output was folded
     for cell in nb.cells:
@@ -123,10 +155,10 @@ def fold_predict_answers(nb) -> int:
         if state is None:
             continue
         if cell.cell_type == "markdown":
-            if state == "answer":
-                state = None
-            elif "BEGIN SOLUTION" in cell.source:
+            if "BEGIN SOLUTION" in cell.source:
                 cell.metadata[LABEL] = "Show the explanation"
+            elif state == "answer":
+                state = None
             continue
         if cell.cell_type == "code" and cell.get("outputs"):
             tags = list(cell.metadata.get("tags", []))
@@ -142,9 +174,14 @@ def plain(title: str) -> str:
     return re.sub(r"^\d+\.\s+", "", title).strip()
 
 
+ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"]
+
+
 def name_what_goes_wrong(nb) -> None:
-    """Each "What goes wrong here?" heading gets the title of the section it belongs to, and a number
-    when one section has several, so that anchors and table-of-contents entries are distinct."""
+    """Each bare "What goes wrong here?" heading gets the title of the section it belongs to (and "second
+    mistake" and so on when one section has several), so that anchors and the table of contents tell
+    them apart. A heading that already names its mistake ("What goes wrong here? Reading `z.grad`") is
+    left as the author wrote it."""
     parents: dict[int, str] = {}
     seen: Counter = Counter()
     for cell in nb.cells:
@@ -161,11 +198,42 @@ def name_what_goes_wrong(nb) -> None:
                 parents[level] = title
                 continue
             above = [parents[lvl] for lvl in sorted(parents) if 1 < lvl < level]
-            context = plain(above[-1]) if above else "mistake"
+            context = plain(above[-1]) if above else ""
             seen[context] += 1
-            if seen[context] > 1 or not above:
-                context = f"{context} {seen[context]}"
-            lines[index] = f"{match.group(1)} {WHAT_GOES_WRONG} ({context})"
+            count = seen[context]
+            if count > 1:
+                nth = ORDINALS[count - 1] if count <= len(ORDINALS) else "another"
+                context = f"{context}, {nth} mistake" if context else f"the {nth} mistake"
+            if context:
+                lines[index] = f"{match.group(1)} {WHAT_GOES_WRONG} ({context})"
+        cell.source = "\n".join(lines)
+
+
+LESSON_TITLE = re.compile(r"^Lesson \d+:\s+")
+
+
+def number_free_headings(nb) -> None:
+    """Headings without the numbers some lessons write ("## 3. Non-tensor ...", "# Lesson 2: Writing
+    ..."): the site numbers every lesson and its sections the same way (index.md's numbered toctree:
+    "2.3. Non-tensor ...")."""
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        lines, fence = cell.source.split("\n"), None
+        for index, line in enumerate(lines):
+            opens = re.match(r"(`{3,}|~{3,})", line.lstrip())
+            if fence is not None:
+                fence = None if line.lstrip().startswith(fence) else fence
+                continue
+            if opens:
+                fence = opens.group(1)
+                continue
+            match = HEADING.match(line)
+            if match and "SOLUTION" not in match.group(2):
+                title = plain(match.group(2))
+                if len(match.group(1)) == 1:
+                    title = LESSON_TITLE.sub("", title)
+                lines[index] = f"{match.group(1)} {title}"
         cell.source = "\n".join(lines)
 
 

@@ -4,6 +4,10 @@
   that label (and "Hide ..." once open): no script needed, and a screen reader reads the label.
 - myst-nb's folded code cells lose their generic aria-label "Toggle hidden content", so that their
   visible prompt ("Show solution", "Show the answer") is what assistive technology announces.
+- Under a "What goes wrong here?" heading, everything after the first cell's output (the explanation,
+  the fix) folds behind "Show the explanation": the reader guesses first, as in a Predict section.
+- Code keeps its indentation when a long line wraps: every line of highlighted code is a box that knows
+  its indentation (`--indent`), so that course.css continues it below, indented further, never at column 0.
 - An image in a cell output gets alt text from its content: an autograd graph lists its Functions and
   tensors, a plot names its title and axes as the cell's code sets them.
 """
@@ -19,6 +23,7 @@ from xml.etree import ElementTree
 
 from docutils import nodes
 from docutils.parsers.rst import Directive, directives
+from pygments.formatters import HtmlFormatter
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -67,6 +72,68 @@ def visit_hidden_cell(self, node):
 
 def depart_hidden_cell(self, node):
     self.body.append("</details>\n")
+
+
+TAG = re.compile(r"<[^>]*>")
+
+
+class LineFormatter(HtmlFormatter):
+    """Pygments' HTML, each line in a <span class="code-line" style="--indent: N">, N its indentation
+    in columns. The newline stays outside the span, so that copying the code copies it as it was."""
+
+    def _format_lines(self, tokensource):
+        for kind, line in super()._format_lines(tokensource):
+            body = line.rstrip("\n")
+            if kind != 1 or not body:
+                yield kind, line
+                continue
+            text = TAG.sub("", body).expandtabs(4)
+            indent = len(text) - len(text.lstrip(" "))
+            yield kind, f'<span class="code-line" style="--indent: {indent}">{body}</span>{line[len(body):]}'
+
+
+def use_line_formatter(app):
+    highlighter = getattr(app.builder, "highlighter", None)
+    if highlighter is not None and getattr(highlighter, "dest", "html") == "html":
+        highlighter.formatter = LineFormatter
+
+
+WHAT_GOES_WRONG = "What goes wrong here?"
+
+
+def has_output(node) -> bool:
+    children = [child for child in node.children if isinstance(child, nodes.Element)]
+    return node.get("nb_element") == "cell_code" and any(
+        child.get("nb_element") == "cell_code_output" for child in children)
+
+
+def fold_explanations(doctree) -> int:
+    """In each "What goes wrong here?" section, what follows the first cell with an output (the first
+    code cell, where none has one) up to the next heading moves into a toggle "Show the explanation".
+    Returns how many were folded."""
+    folded = 0
+    for section in list(doctree.findall(nodes.section)):
+        title = section.next_node(nodes.title)
+        if title is None or title.parent is not section or not title.astext().startswith(WHAT_GOES_WRONG):
+            continue
+        children = list(section.children)
+        start = next((i for i, child in enumerate(children) if has_output(child)), None)
+        if start is None:  # the student edition (make site SOLUTIONS=0): the cells have no outputs
+            start = next((i for i, child in enumerate(children) if child.get("nb_element") == "cell_code"),
+                         None)
+        if start is None:
+            continue
+        end = next((i for i, child in enumerate(children) if isinstance(child, nodes.section)), len(children))
+        body = children[start + 1:end]
+        if not body:
+            continue
+        toggle = course_toggle(show="Show the explanation", hide="Hide the explanation")
+        for child in body:
+            section.remove(child)
+            toggle += child
+        section.insert(start + 1, toggle)
+        folded += 1
+    return folded
 
 
 def graph_alt(svg: bytes) -> str | None:
@@ -150,4 +217,6 @@ def setup(app):
     app.add_directive("course-toggle", CourseToggle)
     app.add_node(HideCodeCellNode, override=True, html=(visit_hidden_cell, depart_hidden_cell))
     app.connect("doctree-read", lambda app, doctree: describe_images(app, doctree, app.env.docname))
+    app.connect("doctree-read", lambda app, doctree: fold_explanations(doctree))
+    app.connect("builder-inited", use_line_formatter)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

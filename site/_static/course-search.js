@@ -1,6 +1,9 @@
 /* The course site's search, on top of Sphinx's searchtools.js (loaded deferred, after it):
  * - a result links to the section whose title names the query's words, and ranks above pages that only
- *   mention them;
+ *   mention them; among those, the page that uses the words most (where they are taught) comes first,
+ *   and a page whose titles do not name them opens at the section that uses them most (window.COURSE_TERMS,
+ *   written by site/_ext/search_terms.py and loaded on the search page only);
+ * - formulas in a snippet read as text (eps^2/6), not as TeX (\frac{\epsilon^2}{6});
  * - a result's snippet is lesson text only (the article), not the theme's buttons or contents column;
  * - the page a result opens highlights the term and scrolls to that section. Sphinx skips highlighting
  *   on every page that loads searchtools.js, and the theme loads it on every page.
@@ -28,6 +31,32 @@
     return best;
   };
 
+  /* How often the page uses the query's words ([count, section] per word, from course-terms.js). */
+  const usage = (docname, ws) => {
+    const table = window.COURSE_TERMS;
+    if (!table) return [];
+    const doc = table.docs.indexOf(docname);
+    return ws.flatMap((w) => w.split(/[^a-z0-9_]+/)).filter((w) => w.length > 2)
+      .map((w) => (table.terms[w] || []).find(([d]) => d === doc))
+      .filter(Boolean).map(([, count, anchor]) => [count, table.anchors[anchor]]);
+  };
+
+  /* A formula as plain text: the common commands as their symbols, the others and the braces dropped. */
+  const SYMBOLS = {
+    epsilon: "ε", varepsilon: "ε", partial: "∂", cdot: "·", times: "×", sum: "Σ", prod: "Π", sigma: "σ",
+    mu: "μ", lambda: "λ", theta: "θ", alpha: "α", beta: "β", gamma: "γ", delta: "δ", Delta: "Δ", nabla: "∇",
+    approx: "≈", le: "≤", leq: "≤", ge: "≥", geq: "≥", ne: "≠", neq: "≠", infty: "∞", to: "→",
+    rightarrow: "→", lVert: "‖", rVert: "‖", Vert: "‖", sqrt: "√", ldots: "…", cdots: "⋯", in: "∈",
+  };
+  const texToText = (tex) => tex
+    .replace(/^\\[([]|\\[)\]]$/g, "")
+    .replace(/\\frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}/g, "($1)/($2)")
+    .replace(/\\([A-Za-z]+)/g, (m, name) => (name in SYMBOLS ? SYMBOLS[name] : ""))
+    .replace(/\\[,;:! ]/g, " ")
+    .replace(/[{}\\]/g, "")
+    .replace(/\s+/g, " ")
+    .trim();
+
   if (typeof Search !== "undefined" && typeof Scorer !== "undefined") {
     Scorer.score = (result) => {
       const ws = queryWords();
@@ -35,11 +64,17 @@
       if (!ws.length || !Search._index) return score;
       const titled = hitsIn(result[1], ws) === ws.length;
       if (titled) score += 20; // the page's (or section's) title names every word
+      const used = usage(result[0], ws);
+      // where a word is taught it is used again and again: 42 uses count for 54, 2 for 16
+      score += used.reduce((sum, [count]) => sum + 10 * Math.log2(1 + count), 0);
       if (!result[2]) {
         const best = bestSection(Search._index.docnames.indexOf(result[0]), ws);
         // the link opens that section, unless the page's own title names the words better
         if (best && (best.hits === ws.length || !titled)) result[2] = best.anchor;
         if (best && best.hits === ws.length) score += 15;
+        // no title names them: the section that uses them most
+        const most = used.reduce((a, b) => (b[0] > a[0] ? b : a), [0, ""]);
+        if (!result[2] && !titled && most[1]) result[2] = `#${most[1]}`;
       }
       return score;
     };
@@ -48,10 +83,11 @@
       const page = new DOMParser().parseFromString(htmlString, "text/html");
       page.querySelectorAll(".headerlink, script, style, .lesson-links, .course-index, mjx-assistive-mml")
         .forEach((el) => el.remove());
+      page.querySelectorAll(".math").forEach((el) => { el.textContent = ` ${texToText(el.textContent)} `; });
       const article = page.querySelector("article.bd-article") || page.querySelector('[role="main"]');
       if (!article) return "";
       const section = anchor ? article.querySelector(anchor) : null;
-      return (section || article).textContent.replace(/\\[()[\]]/g, ""); // no TeX delimiters
+      return (section || article).textContent;
     };
   }
 

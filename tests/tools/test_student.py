@@ -167,12 +167,42 @@ def test_a_predict_cell_keeps_a_blank_prediction_and_runs():
 
 def test_every_code_cell_of_a_predict_section_loses_its_outputs():
     """Are the outputs of a Predict section's experiment cleared in the student notebook (the learner sees
-    them by running the cell), and those of other sections kept?"""
+    them by running the cell), as are those of a What goes wrong section, and those of other sections
+    kept?"""
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     printed = [nbformat.v4.new_output("stream", text="True\n")]
     nb = nbformat.v4.new_notebook(cells=[
         md("### Predict: does `detach()` copy?"), code("print(1)", outputs=printed),
         md("The answer is discussed here."), code("print(2)", outputs=printed),
-        md("### What goes wrong here?"), code("print(3)", outputs=printed)])
+        md("### What goes wrong here? Calling it twice"), code("print(3)", outputs=printed),
+        md("## Another idea"), code("print(4)", outputs=printed)])
     cells = student_notebook(nb).cells[1:]
-    assert [len(c.outputs) for c in cells if c.cell_type == "code"] == [0, 0, 1]
+    assert [len(c.outputs) for c in cells if c.cell_type == "code"] == [0, 0, 0, 1]
+
+
+QUESTION_HEADING = re.compile(r"^#{1,6} +(Predict\b|What goes wrong here\?)")
+ANY_HEADING = re.compile(r"^#{1,6} +\S")
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_no_output_answers_a_question_before_the_cell_runs(name):
+    """Under a "Predict" or "What goes wrong here?" heading, does course/<lesson> show no output (the
+    learner runs the cell to see it, after guessing), while solutions/<lesson> has such outputs?"""
+    path = COURSE / name
+    if not path.exists():
+        pytest.skip(f"course/{name} is missing (test_course_has_one_notebook_per_lesson fails)")
+
+    def answered(nb) -> list[int]:
+        found, inside = [], False
+        for index, cell in enumerate(nb.cells, 1):
+            if cell.cell_type == "markdown":
+                titles = [line for line in cell.source.splitlines()
+                          if ANY_HEADING.match(line) and "SOLUTION" not in line]
+                if titles:
+                    inside = bool(QUESTION_HEADING.match(titles[-1]))
+            elif inside and cell.get("outputs"):
+                found.append(index)
+        return found
+
+    assert answered(read(path)) == [], f"course/{name}: these cells give the answer away"
+    assert answered(read(SOLUTIONS / name)), f"solutions/{name} has no Predict output (the test sees none)"
