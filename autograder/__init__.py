@@ -17,7 +17,7 @@ PACKAGE_URL = f"{REPOSITORY}/archive/{RELEASE}.zip"  # what pip installs: the re
 WHEEL = f"autograd_course-{__version__}-py3-none-any.whl"  # what `make dist` writes, for offline installs
 
 # What notebooks import: only these names, so that moving the package's modules never breaks a lesson.
-__all__ = ["__version__", "check", "draw", "expect_error", "warn_if_no_graphviz"]
+__all__ = ["__version__", "check", "draw", "expect_error", "predict", "warn_if_no_graphviz"]
 
 
 def __getattr__(name):
@@ -33,6 +33,10 @@ def __getattr__(name):
         from autograder.expect import expect_error
 
         return expect_error
+    if name == "predict":
+        from autograder.prediction import predict
+
+        return predict
     if name == "warn_if_no_graphviz":
         from autograder.measure.graphs import warn_if_no_graphviz
 

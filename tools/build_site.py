@@ -34,7 +34,7 @@ if __name__ == "__main__":
 import nbformat
 
 from tools import site_notebook as transform
-from tools.make_student import BEGIN, END, strip_solutions
+from tools.make_student import BEGIN, END, task_source
 
 ROOT = Path(__file__).resolve().parents[1]
 MATHJAX_VERSION = "3.2.2"  # from the npm registry, unpacked into build/vendor/ on the first build
@@ -113,7 +113,7 @@ def site_cells(cell) -> list:
     if cell.cell_type != "code":
         return [cell]
     skeleton = nbformat.from_dict(json.loads(json.dumps(cell)))
-    skeleton.source = strip_solutions(cell.source, "raise NotImplementedError()")
+    skeleton.source = task_source(cell.source)
     skeleton.outputs, skeleton.execution_count = [], None
     if "id" in skeleton:
         skeleton.id = f"{cell.id}-task"[:64]

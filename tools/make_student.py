@@ -2,9 +2,12 @@
 
 The nbgrader convention: in a code cell, the lines from `### BEGIN SOLUTION` to `### END SOLUTION`
 become `raise NotImplementedError()` at the marker's indentation; in a markdown cell they become
-"YOUR ANSWER HERE". A cell that held a solution, calls `check(`, or is tagged `uses-solution` loses
-its outputs, since they were computed by solution code. Every other cell, narrative and outputs of
-demonstrations, is kept as it is.
+"YOUR ANSWER HERE". In a cell that calls `predict(` (a Predict question answered in code), each line
+`name = value` of a region becomes `name = ...  # your prediction`, which predict() answers with what to
+write, so that Run All goes on. A cell that held a solution, calls `check(` or `predict(`, or is tagged
+`uses-solution` loses its outputs, since they were computed by solution code or give an answer away. So
+does every code cell of a Predict section (from its heading to the next heading): the learner runs the
+experiment after predicting. Every other cell, narrative and outputs of demonstrations, is kept as it is.
 
 Every student notebook starts with the set-up cell SETUP: it does nothing where the course's package
 imports, and otherwise installs it from the course's release (autograder.PACKAGE_URL, or the wheel or
@@ -26,6 +29,9 @@ from autograder.course.setup_cell import SETUP
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 USES_SOLUTION = "uses-solution"
 CHECK_CALL = re.compile(r"\bcheck\(")
+PREDICT_CALL = re.compile(r"\bpredict\(")
+ASSIGNED = re.compile(r"^(\s*)([A-Za-z_]\w*)\s*=[^=]")
+HEADING = re.compile(r"^#{1,6}\s+(.*)")
 SETUP_ID = "course-setup"
 
 
@@ -59,15 +65,56 @@ def strip_solutions(source: str, replacement: str) -> str:
     return "\n".join(out)
 
 
-def student_cell(cell):
+def blank_predictions(source: str) -> str:
+    """A predict() cell as the learner gets it: each `name = value` of a solution region becomes
+    `name = ...  # your prediction` (other lines of the region are dropped)."""
+    out, inside = [], False
+    for line in source.splitlines():
+        if line.strip() == BEGIN:
+            inside = True
+        elif line.strip() == END and inside:
+            inside = False
+        elif not inside:
+            out.append(line)
+        elif match := ASSIGNED.match(line):
+            out.append(f"{match.group(1)}{match.group(2)} = ...  # your prediction")
+    if inside:
+        raise ValueError(f"a `{BEGIN}` has no matching `{END}`")
+    return "\n".join(out)
+
+
+def task_source(source: str) -> str:
+    """A solution code cell as the learner gets it."""
+    if PREDICT_CALL.search(source):
+        return blank_predictions(source)
+    return strip_solutions(source, "raise NotImplementedError()")
+
+
+def predict_sections(cells) -> set[int]:
+    """The indices of the code cells of Predict sections (from a `Predict` heading to the next heading):
+    their outputs show what the learner is asked to predict."""
+    found, section = set(), False
+    for index, cell in enumerate(cells):
+        if cell.cell_type == "markdown":
+            titles = [m.group(1) for m in map(HEADING.match, cell.source.splitlines())
+                      if m and "SOLUTION" not in m.group(1)]
+            if titles:
+                section = titles[-1].startswith("Predict")
+        elif section and cell.cell_type == "code":
+            found.add(index)
+    return found
+
+
+def student_cell(cell, answers: bool = False):
     has_solution = BEGIN in cell.source
     if cell.cell_type == "markdown" and has_solution:
         cell.source = strip_solutions(cell.source, "YOUR ANSWER HERE")
     elif cell.cell_type == "code":
         tags = cell.metadata.get("tags", [])
+        calls = CHECK_CALL.search(cell.source) or PREDICT_CALL.search(cell.source)
         if has_solution:
-            cell.source = strip_solutions(cell.source, "raise NotImplementedError()")
-        if has_solution or USES_SOLUTION in tags or CHECK_CALL.search(cell.source):
+            cell.source = task_source(cell.source)
+        if has_solution or answers or USES_SOLUTION in tags or calls:
             cell.outputs, cell.execution_count = [], None
     return cell
 
@@ -80,7 +127,8 @@ def setup_cell():
 
 
 def student_notebook(nb):
-    nb.cells = [setup_cell()] + [student_cell(cell) for cell in nb.cells]
+    answers = predict_sections(nb.cells)
+    nb.cells = [setup_cell()] + [student_cell(cell, i in answers) for i, cell in enumerate(nb.cells)]
     return nb
 
 

@@ -150,3 +150,29 @@ def test_course_notebook_fails_only_where_the_student_writes(name):
         f"course/{name}: these cells fail for another reason than an unwritten exercise (a cell that needs "
         f"a solution should call the exercise's Function itself, see docs/STYLE.md): {wrong}"
     )
+
+
+def test_a_predict_cell_keeps_a_blank_prediction_and_runs():
+    """Does a predict() cell reach the learner as `name = ...  # your prediction` (which predict() answers
+    with what to write, so Run All goes on), without the answer or its outputs?"""
+    from tools.make_student import student_cell
+
+    cell = nbformat.v4.new_code_cell(
+        f"{BEGIN}\nleaves = {{'x', 'y', 'w', 'b'}}  # the solution\n{END}\npredict('1.leaves', leaves)",
+        outputs=[nbformat.v4.new_output("stream", text="predict('1.leaves'): right")])
+    student = student_cell(cell)
+    assert student.source == "leaves = ...  # your prediction\npredict('1.leaves', leaves)"
+    assert student.outputs == []
+
+
+def test_every_code_cell_of_a_predict_section_loses_its_outputs():
+    """Are the outputs of a Predict section's experiment cleared in the student notebook (the learner sees
+    them by running the cell), and those of other sections kept?"""
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    printed = [nbformat.v4.new_output("stream", text="True\n")]
+    nb = nbformat.v4.new_notebook(cells=[
+        md("### Predict: does `detach()` copy?"), code("print(1)", outputs=printed),
+        md("The answer is discussed here."), code("print(2)", outputs=printed),
+        md("### What goes wrong here?"), code("print(3)", outputs=printed)])
+    cells = student_notebook(nb).cells[1:]
+    assert [len(c.outputs) for c in cells if c.cell_type == "code"] == [0, 0, 1]
