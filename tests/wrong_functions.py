@@ -2578,7 +2578,8 @@ CASES += [("Tanh", TANH_JVP_SQUARES_OUTPUT, "forward mode",
 CASES += [
     # the exercise's own intermediates kept on ctx: the feedback asks to save them, as the exercise does
     ("BatchNorm", batch_norm().replace("ctx.save_for_backward(X, mean, sqrt_var)",
-                                       "ctx.save_for_backward(X)\n        ctx.mean, ctx.sqrt_var = mean, sqrt_var")
+                                       "ctx.save_for_backward(X)\n"
+                                       "        ctx.mean, ctx.sqrt_var = mean, sqrt_var")
      .replace("X, mean, sqrt_var = ctx.saved_tensors", "(X,) = ctx.saved_tensors\n        mean, sqrt_var = "
               "ctx.mean, ctx.sqrt_var"),
      "save_for_backward", "intermediates such as a mean"),
