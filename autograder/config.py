@@ -51,9 +51,9 @@ MAX_JOBS = 256  # --jobs: beyond this, workers only compete for memory
 # in a notebook (in a worker, check() returns at once: no judging code is loaded). A worker then has them
 # without reading them, which it cannot do on Gradescope (/autograder/source is mode 700), and each
 # notebook's worker is spared the import. autograder.notebook_builtins: `display` and `get_ipython`, as in
-# Jupyter; autograder.expect: the lessons' expect_error().
+# Jupyter; autograder.expect: the lessons' expect_error(); autograder.prediction: their predict().
 PRELOAD = ("autograder.inline", "autograder.expect", "autograder.measure.graphs",
-           "autograder.notebook_builtins")
+           "autograder.notebook_builtins", "autograder.prediction")
 # On Gradescope only, on top: the modules notebooks commonly import. There Python's packages may not be
 # world-readable (run.py warns), and then a worker imports only what was loaded before it; locally a worker
 # reads them, and matplotlib's 0.4 s import would delay every batch's first worker.

@@ -80,7 +80,7 @@ ALLOWED = {
                   "format_exception_only", "TracebackException"},
     "threading": {"Thread", "Lock", "RLock", "Event", "Condition", "Semaphore", "BoundedSemaphore", "Barrier",
                   "Timer", "local", "current_thread", "get_ident", "active_count", "main_thread"},
-    "autograder": {"check", "draw", "expect_error", "warn_if_no_graphviz", "__version__"},
+    "autograder": {"check", "draw", "expect_error", "predict", "warn_if_no_graphviz", "__version__"},
 }
 # Attributes of os that reach the worker's file descriptors (its channel to the grader among them), or run
 # programs that inherit them; the rest of os (paths, the environment, exits, signals) does not.
