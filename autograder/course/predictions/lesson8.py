@@ -8,6 +8,9 @@ QUESTIONS = [
         form="choice",
         choices=("one call of the operator", "NumPy's exp, traced", "a graph break"),
         code="""\
+import sys
+import types
+
 import numpy as np
 
 try:  # registered once per process, under a name of the question's own
@@ -33,7 +36,12 @@ def f(x):
     return numpy_exp(x.sin()) * 2
 
 
+# older Dynamo (torch 2.5) reads f's globals from the module named __name__: give it one
+module = types.ModuleType(__name__)
+vars(module).update(globals())
+sys.modules[__name__] = module
 torch.compile(f, backend=keep_graph)(torch.linspace(-1, 1, 5))
+del sys.modules[__name__]
 ("a graph break" if len(graphs) != 1 else
  "one call of the operator" if "predict8.numpy_exp" in graphs[0] else "NumPy's exp, traced")
 """,
