@@ -115,7 +115,7 @@ def _html(text: str) -> str:
 def predict(question_id: str, prediction) -> Outcome | None:
     """Compares `prediction` with what the experiment of question `question_id` does, then explains."""
     if os.environ.get("AUTOGRADER_BATCH"):
-        return None  # inside a grading worker the lessons' Predict cells are skipped, as check() cells
+        return None  # inside a grading worker, as check(): no experiment run, nothing shown
     from autograder.course.predictions import all_questions, find
 
     question = find(question_id)

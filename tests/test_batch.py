@@ -26,7 +26,8 @@ def test_list_json_names_problems_and_points():
     listed = json.loads(autograder("list", "--json").stdout)
     by_name = {a["name"]: a for a in listed}
     assert by_name["custom-functions"]["problems"] == ["KillHead", "MyReLU", "Exp", "LinearFunction"]
-    assert by_name["double-backward"]["problems"] == ["Square", "Sinh", "Cube"]
+    assert by_name["double-backward"]["problems"] == ["Square", "Sinh", "Cube", "GradientPenalty",
+                                                      "HessianVectorProduct"]
     assert by_name["gradcheck"]["problems"] == ["Something", "LogSumExp", "LayerNorm", "ScipyConv2dFunction",
                                               "SoftmaxCrossEntropy"]
     assert by_name["conv-bn-fusion"]["problems"] == ["BatchNorm"]

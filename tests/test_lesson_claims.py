@@ -408,6 +408,14 @@ def test_once_differentiable_raises_when_grad_output_has_history():
     assert outcome.stdout.endswith("Error True\n")
 
 
+def test_once_differentiable_is_skipped_by_autograd_grad_and_caught_by_gradgradcheck():
+    """The same penalty plus ||w||^2, differentiated with torch.autograd.grad with respect to the weight:
+    no error, exactly 2w; gradgradcheck on Conv2D fails."""
+    outcome = claim(L6, "l6-once-silent")
+    assert "gradient is exactly 2 * weight: True" in outcome.stdout
+    assert "Jacobian mismatch" in str(outcome.error)
+
+
 # -- Lesson 7: custom Functions in today's PyTorch -----------------------------------------------------
 
 L7 = "07-modern-functions"
@@ -428,6 +436,16 @@ def test_an_input_or_a_view_returned_comes_back_as_a_view_that_may_not_change_in
     # (older torch names the node, FirstRowBackward, where newer ones name the Function)
     said = str(outcome.error)
     assert re.search(r"Output 0 of FirstRow(Backward)? is a view and is being modified inplace", said)
+
+
+def test_an_in_place_op_bumps_the_version_itself_and_mark_dirty_bumps_it_for_unseen_writes():
+    """x.mul_(2) makes a saved copy stale with or without mark_dirty; a NumPy write only with it, and
+    without it the gradient is silently computed from the doubled values."""
+    out = claim(L7, "l7-mark-dirty-version").stdout.splitlines()
+    assert out[0].startswith("torch mark_dirty=False a._version=1 | RuntimeError: one of the variables")
+    assert out[1].startswith("torch mark_dirty=True  a._version=2 | RuntimeError: one of the variables")
+    assert out[2].startswith("numpy mark_dirty=False a._version=0 | x.grad: tensor([4., 8.])")
+    assert out[3].startswith("numpy mark_dirty=True  a._version=1 | RuntimeError: one of the variables")
 
 
 def test_numpy_second_derivative_is_wrong_without_the_decorator_and_raises_with_it():
@@ -524,3 +542,18 @@ def test_autocast_needs_custom_fwd_and_custom_bwd():
             in outcome.stdout)
     assert ("AttributeError: 'SplitMatMulBackward' object has no attribute '_fwd_used_autocast'"
             in outcome.stdout)
+
+
+def test_a_custom_op_body_runs_under_the_callers_autocast_until_it_has_a_rule():
+    """float32 inputs, a bfloat16 product inside under autocast; with register_autocast (or the rule by
+    hand before torch 2.6), float32 throughout."""
+    out = claim(L8, "l8-custom-op-autocast").stdout
+    assert out.startswith("  inside: x torch.float32, x @ w torch.bfloat16\nout: torch.bfloat16\n")
+    assert out.endswith("  inside: x torch.float32, x @ w torch.float32\nout: torch.float32\n")
+
+
+def test_vmap_over_a_custom_op_loops_without_a_rule_and_calls_it_once_with_one():
+    """Without register_vmap, vmap calls the operator once per sample; with it, once."""
+    without, with_rule = claim(L8, "l8-register-vmap").stdout.split("with the rule:\n")
+    assert without.count("inside:") == 5 and with_rule.count("inside:") == 1
+    assert "result: torch.Size([5, 4, 2]) | same values: True" in with_rule

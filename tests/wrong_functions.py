@@ -2659,3 +2659,86 @@ class Tanh(Function):
 '''
 CASES += [("Tanh", TANH_JVP_SQUARES_OUTPUT, "forward mode",
            "the output the caller gets differs from forward's: jvp changed a tensor in place")]
+
+CASES += [
+    # the exercise's own intermediates kept on ctx: the feedback asks to save them, as the exercise does
+    ("BatchNorm", batch_norm().replace("ctx.save_for_backward(X, mean, sqrt_var)",
+                                       "ctx.save_for_backward(X)\n"
+                                       "        ctx.mean, ctx.sqrt_var = mean, sqrt_var")
+     .replace("X, mean, sqrt_var = ctx.saved_tensors", "(X,) = ctx.saved_tensors\n        mean, sqrt_var = "
+              "ctx.mean, ctx.sqrt_var"),
+     "save_for_backward", "intermediates such as a mean"),
+]
+
+# -- Lesson 5's second derivatives in practice: a gradient penalty and a Hessian-vector product --------
+
+SIGMOID_GP = '''
+from torch.autograd.function import once_differentiable
+
+
+class Sigmoid(Function):
+    @staticmethod
+    def forward(ctx, z):
+        s = torch.sigmoid(z)
+        ctx.save_for_backward(s)
+        return s
+
+    @staticmethod
+    {decorator}
+    def backward(ctx, grad_out):
+        (s,) = ctx.saved_tensors
+        return grad_out * {slope}
+
+
+def gradient_penalty(x, w):
+    scores = Sigmoid.apply(x @ w)
+    (grad_x,) = torch.autograd.grad(scores.{reduce}(), x, create_graph=True)
+    return ((grad_x.{norm} - 1) ** 2).mean()
+'''
+
+
+def penalty(decorator="", slope="s * (1 - s)", reduce="sum", norm="norm(dim=1)"):
+    return SIGMOID_GP.format(decorator=decorator or "# differentiable", slope=slope, reduce=reduce, norm=norm)
+
+
+LOGCOSH_HVP = '''
+class LogCosh(Function):
+    @staticmethod
+    def forward(ctx, z):
+        ctx.save_for_backward(z)
+        return torch.log(torch.cosh(z))
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (z,) = ctx.saved_tensors
+        return grad_out * {derivative}
+
+
+def hvp(A, x, v):
+    loss = LogCosh.apply(A @ x).sum()
+    (g,) = torch.autograd.grad(loss, x, create_graph=True)
+    (hv,) = torch.autograd.grad({second}, create_graph=True)
+    return hv
+'''
+
+
+def hessian_vector(derivative="torch.tanh(z)", second="g, x, grad_outputs=v"):
+    return LOGCOSH_HVP.format(derivative=derivative, second=second)
+
+
+CASES += [
+    ("GradientPenalty", penalty(decorator="@once_differentiable"), "gradient",
+     "the derivative in Sigmoid.backward has no autograd history"),
+    ("GradientPenalty", penalty(slope="s.detach() * (1 - s.detach())"), "gradient",
+     "the derivative in Sigmoid.backward has no autograd history"),
+    ("GradientPenalty", penalty(norm="norm()"), "forward", "the norm is taken over the whole batch"),
+    ("GradientPenalty", penalty(reduce="mean"), "forward", "the critic's scores are averaged"),
+    ("GradientPenalty", penalty(norm="pow(2).sum(dim=1)"), "forward", "uses the squared norm"),
+    ("HessianVectorProduct", hessian_vector(second="g.sum(), x"), "forward", "H times a vector of ones"),
+    ("HessianVectorProduct", hessian_vector(derivative="(1 - torch.tanh(z) ** 2)"), "forward",
+     "the second derivative of log(cosh(z))"),
+    ("HessianVectorProduct", hessian_vector(derivative="torch.sinh(z)"), "forward",
+     "without the chain rule through the logarithm"),
+]
+RIGHT += [("GradientPenalty", penalty()), ("HessianVectorProduct", hessian_vector()),
+          ("HessianVectorProduct", hessian_vector(second="(g * v).sum(), x"))]

@@ -172,7 +172,9 @@ def _known_mistake(view: Judging, case: CaseView, mine: torch.Tensor, k: int) ->
     for mistake in wrong:
         with torch.enable_grad():
             grads = torch.autograd.grad(mistake.backward(*args, **case.kwargs), tensors, v, allow_unused=True)
-        if grads[k] is not None and _close(mine, grads[k].reshape(-1)):
+        # an input the mistake's function does not reach gets a zero gradient, as the learner's did
+        theirs = torch.zeros_like(tensors[k]) if grads[k] is None else grads[k]
+        if _close(mine, theirs.reshape(-1)):
             return mistake.text
     return None
 

@@ -207,8 +207,9 @@ def _saved_for_backward(view: Judging) -> Finding | None:
                         f"ctx.save_for_backward(...).")
         return fail(f"{keeper} keeps a tensor it computed (neither an input nor an output) as {what}, a "
                     f"plain attribute of ctx. Tensors for backward go through ctx.save_for_backward, which "
-                    f"adds {adds}. Save what the exercise asks for (an input or the output) and compute the "
-                    f"rest in backward.")
+                    f"adds {adds}. Pass it to ctx.save_for_backward with the other tensors the exercise asks "
+                    f"for (inputs, outputs or intermediates such as a mean) and read it back from "
+                    f"ctx.saved_tensors.")
     if not case.measured.saved:
         return fail("forward passes no tensor to ctx.save_for_backward, where the exercise asks it to keep "
                     "the tensors backward needs that way (ctx.save_for_backward(...) in forward, "

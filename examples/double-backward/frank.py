@@ -72,3 +72,41 @@ class CubeBackward(Function):
     def backward(ctx, grad_out):
         x, saved_grad_out = ctx.saved_tensors
         return grad_out * 3 * x**2, grad_out * saved_grad_out * 6 * x
+
+
+class Sigmoid(Function):
+    @staticmethod
+    def forward(ctx, z):
+        s = torch.sigmoid(z)
+        ctx.save_for_backward(s)
+        return s
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (s,) = ctx.saved_tensors
+        return grad_out * s * (1 - s)  # PyTorch operations on the saved output: differentiable again
+
+
+def gradient_penalty(x, w):
+    scores = Sigmoid.apply(x @ w)  # the critic's score of each row of x
+    (grad_x,) = torch.autograd.grad(scores.sum(), x, create_graph=True)
+    return ((grad_x.norm(dim=1) - 1) ** 2).mean()
+
+
+class LogCosh(Function):
+    @staticmethod
+    def forward(ctx, z):
+        ctx.save_for_backward(z)
+        return torch.log(torch.cosh(z))
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (z,) = ctx.saved_tensors
+        return grad_out * torch.tanh(z)
+
+
+def hvp(A, x, v):
+    loss = LogCosh.apply(A @ x).sum()
+    (g,) = torch.autograd.grad(loss, x, create_graph=True)
+    (hv,) = torch.autograd.grad(g, x, grad_outputs=v, create_graph=True)
+    return hv
