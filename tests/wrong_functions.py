@@ -2223,7 +2223,26 @@ class Softplus(Function):
         return Softplus.apply(x), None
 """
 
+SOFTMAX_CE_NO_GRAD_OUTPUT = """
+class SoftmaxCrossEntropy(Function):
+    @staticmethod
+    def forward(ctx, logits, target):
+        shifted = logits - logits.amax(dim=1, keepdim=True)
+        log_softmax = shifted - shifted.exp().sum(dim=1, keepdim=True).log()
+        ctx.save_for_backward(log_softmax, target)
+        return -log_softmax.gather(1, target.unsqueeze(1)).mean()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        log_softmax, target = ctx.saved_tensors
+        grad = log_softmax.exp()
+        grad[torch.arange(len(target)), target] -= 1
+        return grad / len(target), None
+"""
+
 ISSUE32_WORDS = [
+    # a scalar loss: a grad_output of exactly ±1 would hide a backward that ignores it
+    ("SoftmaxCrossEntropy", SOFTMAX_CE_NO_GRAD_OUTPUT, "gradient", "it never uses grad_output"),
     ("Softplus", SOFTPLUS_VMAP_UNBATCHED, "vmap", "its out_dims say it does not (None)"),
     # setup_context changing the output in place: the values alone point at a clamp; the cells show why
     ("softsign", SOFTSIGN_SETUP_ABS, "forward", "setup_context changes output, the output forward returned"),

@@ -44,6 +44,9 @@ def main() -> int:
     parser.add_argument("notebooks", nargs="+", type=Path)
     args = parser.parse_args()
     os.environ.setdefault("PYTHONHASHSEED", "0")
+    # C++ warnings (vmap's fallback in lesson 8) go to the kernel's stderr straight, reaching a cell's
+    # outputs or not depending on when the kernel reads it: left out, so that outputs reproduce.
+    os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
     for path in args.notebooks:
         print(f"executing {path}", flush=True)
         try:

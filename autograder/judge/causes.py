@@ -122,7 +122,8 @@ def gradient_cause(view: Judging, case: CaseView, mine: list[list[float]], right
     said = not_finite(f"The gradient with respect to {names[k]}", s[k], case, view.problem.derivative)
     if said:
         return said, k
-    if _close(s[k], s2[k]) and not _close(r[k], r2[k]):
+    # (a gradient of zeros is the same for every grad_output too, but its cause is elsewhere: a path cut)
+    if _close(s[k], s2[k]) and not _close(r[k], r2[k]) and bool(s[k].abs().sum() > 0):
         every = len(s) > 1 and all(_close(a, b) for a, b in zip(s, s2))
         which = "" if len(s) == 1 or every else f"for {names[k]} "
         return (f"backward returns the same gradient {which}whatever {g} it is given: it never uses {g}. By "

@@ -43,7 +43,9 @@ class _Stream:
         (so that no entry of a Jacobian goes almost unseen) and odd multiples of 2⁻¹³: never zero, and
         exact in float32, so that a Function computing in float32 shows its own rounding, not ours."""
         values = [math.copysign(0.5 + 0.5 * abs(x), x) for x in (self.uniform() for _ in range(size))]
-        norm = sum(x * x for x in values) ** 0.5 or 1.0
+        # One entry (a scalar loss) is not normalised: a unit cotangent would be ±1, and a backward that
+        # ignores grad_output would look right wherever it is +1 (and v, v2 could not tell it either).
+        norm = (sum(x * x for x in values) ** 0.5 or 1.0) if size > 1 else 1.0
         return [(math.floor(x / norm * 4096) + 0.5) / 4096 for x in values]
 
     def units(self, sizes: tuple[int, ...]) -> list[list[float]]:

@@ -25,10 +25,21 @@ def test_directions_are_unit_vectors_exact_in_float32_and_never_zero(seed, case,
     none far smaller than the others?"""
     d = directions(seed, case, outputs, tuple(inputs))
     for vector in [d.v, d.v2, d.uv, *([x for v in vs for x in v] for vs in (d.u, d.w, d.ux))]:
+        if len(vector) == 1:  # a scalar: not ±1 (see the next test), half to one in size
+            assert 0.5 <= abs(vector[0]) <= 1 + 2**-12
+            continue
         assert abs(sum(x * x for x in vector) ** 0.5 - 1) < 1e-2 * len(vector)
         assert all(x != 0 and float(torch.tensor(x, dtype=torch.float32)) == x for x in vector)
         assert min(abs(x) for x in vector) >= 0.4 * max(abs(x) for x in vector) - 2**-12
     assert [len(u) for u in d.u] == [len(w) for w in d.w] == [len(u) for u in d.ux] == inputs
+
+
+def test_a_scalar_output_gets_two_cotangents_of_different_sizes():
+    """Is a scalar loss's grad_output not ±1, and v2 another size than v, so that a backward ignoring
+    grad_output cannot look right (with v = 1) and shows the same gradient for two grad_outputs?"""
+    for seed in range(50):
+        d = directions(seed, 0, 1, (3,))
+        assert abs(d.v[0]) != 1 and abs(d.v[0]) != abs(d.v2[0])
 
 
 def test_directions_are_the_same_in_another_process():
