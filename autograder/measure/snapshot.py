@@ -141,20 +141,25 @@ class _Saved:
         self.tags_seen = b"".join(self.tags)
         # the saved code and defaults are held in self.functions: their addresses stay theirs
         self.fields = [_FIELDS(f) for f in functions] if self.viewed else []
-        self.fields_saved = b"".join(self.fields)
+        self.each_saved = [view.raw for view in self.fields]
+        self.fields_saved = b"".join(self.each_saved)
 
     # The builtins it needs are bound here, so that patching them (or `T`) cannot stop the restoring.
     # No id() here, nor any attribute of a function read while nothing changed: both are audited events
     # in a worker, each a call of its hook.
     def restore(self, setattr=setattr, delattr=delattr, list=list, any=any, vars=vars, join=b"".join,
+                enumerate=enumerate,
                 builtin_names=_BUILTIN_NAMES, missing=_MISSING) -> None:
         tagged = self.tagged
         if not tagged or join(self.tags) != self.tags_seen:
             self._restore_dicts(setattr, delattr, list, any, vars, builtin_names, missing)
             if tagged:
                 self.tags_seen = join(self.tags)
-        if not self.viewed or join(self.fields) != self.fields_saved:
-            for function, code, defaults, kwdefaults in self.functions:
+        viewed = self.viewed
+        if not viewed or join(self.fields) != self.fields_saved:
+            for k, (function, code, defaults, kwdefaults) in enumerate(self.functions):
+                if viewed and self.fields[k].raw == self.each_saved[k]:
+                    continue  # this one as saved: its attributes are not read (audited events)
                 if function.__code__ is not code:
                     function.__code__ = code
                 if function.__defaults__ is not defaults:
