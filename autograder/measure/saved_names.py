@@ -8,14 +8,27 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
+from types import FunctionType
 from typing import Any
+
+_PARSED: dict[int, tuple[Any, ast.AST | None]] = {}  # a function's tree, for the few reads of one measurement
 
 
 def _tree(function: Any) -> ast.AST | None:
+    """The parsed source of a function (backward's is read twice for a problem: unpacked and guarded
+    names): parsed once, and kept with the function, so that its id cannot name another one later."""
+    seen = _PARSED.get(id(function)) if type(function) is FunctionType else None
+    if seen is not None and seen[0] is function:
+        return seen[1]
     try:  # a notebook's cells and a worker's are in linecache, which getsource reads
-        return ast.parse(textwrap.dedent(inspect.getsource(function)))
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
     except (OSError, TypeError, SyntaxError, ValueError):
-        return None
+        tree = None
+    if type(function) is FunctionType:
+        if len(_PARSED) > 256:  # a notebook redefining its Functions for hours
+            _PARSED.clear()
+        _PARSED[id(function)] = (function, tree)
+    return tree
 
 
 def _names(nodes: list[ast.expr]) -> tuple[str, ...] | None:

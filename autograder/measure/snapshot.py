@@ -75,32 +75,103 @@ def _version_reader():
 _VERSION = _version_reader()
 
 
+def _fields_reader():
+    """A function's code, defaults and keyword defaults are three pointers side by side in CPython's
+    function object (3.11 to 3.13: after its globals, builtins, name and qualname). What this returns
+    makes, for a function, a view of those bytes (made once, in the snapshot), so that restore() can
+    compare all the functions it saved at once with the bytes they held: reading `f.__code__` is an
+    audited event in a worker, and the snapshot compared thousands of functions after every call into the
+    submission (three events each, most of a worker's time). None where the layout is not that one: the
+    attributes are read then."""
+    if sys.implementation.name != "cpython":
+        return None
+    size = ctypes.sizeof(ctypes.c_void_p)
+    offset, view_type = 6 * size, ctypes.c_char * (3 * size)  # after ob_refcnt, ob_type and four pointers
+    from_address = view_type.from_address
+
+    def fields(f, id=id, from_address=from_address, offset=offset):
+        return from_address(id(f) + offset)
+
+    def test(x, y=1, *, z=2):
+        return x
+
+    def expected(f) -> bytes:
+        return b"".join(ctypes.c_size_t(0 if v is None else id(v))
+                        for v in (f.__code__, f.__defaults__, f.__kwdefaults__))
+
+    view = fields(test)
+    seen = [view.raw == expected(test)]
+    test.__code__ = (lambda x, y=1, *, z=2: y).__code__
+    test.__defaults__, test.__kwdefaults__ = (3,), None
+    seen.append(view.raw == expected(test))
+    return fields if all(seen) else None
+
+
+_FIELDS = _fields_reader()
+
+
 def _class_dict(cls: type) -> dict:
     """The dict behind a class's read-only __dict__ view."""
     (inner,) = [d for d in gc.get_referents(cls.__dict__) if isinstance(d, dict)]
     return inner
 
 
+def _tagged(d: dict) -> list:
+    """[the dict, what it holds, a view of its version tag (None without), the tag's value]"""
+    tag = _VERSION(d) if _VERSION else None
+    return [d, dict(d), tag, tag.value if tag is not None else None]
+
+
 class _Saved:
-    """One group of objects with what they held when the snapshot was taken."""
+    """One group of objects with what they held when the snapshot was taken.
+
+    restore() runs after every call into a submission (hundreds of times in a worker): it first compares,
+    in one go, the version tags of all the dicts and the code and defaults of all the functions with what
+    they were when last put right (b"".join of views made once: no audited event, no Python loop), and
+    goes through them one by one only where something changed."""
 
     def __init__(self, modules, classes, functions, instances):
-        self.modules = [(vars(m), dict(vars(m))) for m in modules]
-        self.classes = [(c, _class_dict(c), dict(vars(c))) for c in classes]
+        self.modules = [_tagged(vars(m)) for m in modules]
+        self.classes = [[*_tagged(_class_dict(c)), c] for c in classes]
+        self.instances = [_tagged(vars(o)) for o in instances]
         self.functions = [(f, f.__code__, f.__defaults__, f.__kwdefaults__) for f in functions]
-        self.instances = [(vars(o), dict(vars(o))) for o in instances]
-        dicts = ([d for d, _ in self.modules] + [d for _, d, _ in self.classes]
-                 + [d for d, _ in self.instances])
-        # each dict's tag (kept alive with the dict, which the snapshot holds) and its last value seen
-        self.tags = {id(d): _VERSION(d) for d in dicts} if _VERSION else {}
-        self.versions = {key: tag.value for key, tag in self.tags.items()}
+        self.tagged, self.viewed = _VERSION is not None, _FIELDS is not None
+        dicts = self.modules + self.classes + self.instances
+        self.tags = [entry[2] for entry in dicts] if self.tagged else []
+        self.tags_seen = b"".join(self.tags)
+        # the saved code and defaults are held in self.functions: their addresses stay theirs
+        self.fields = [_FIELDS(f) for f in functions] if self.viewed else []
+        self.each_saved = [view.raw for view in self.fields]
+        self.fields_saved = b"".join(self.each_saved)
 
     # The builtins it needs are bound here, so that patching them (or `T`) cannot stop the restoring.
-    def restore(self, setattr=setattr, delattr=delattr, list=list, any=any, vars=vars, id=id,
-                builtin_names=_BUILTIN_NAMES, missing=_MISSING, tagged=_VERSION is not None) -> None:
-        versions, tags = self.versions, self.tags
-        for current, saved in self.modules:
-            if tagged and tags[id(current)].value == versions[id(current)]:
+    # No id() here, nor any attribute of a function read while nothing changed: both are audited events
+    # in a worker, each a call of its hook.
+    def restore(self, setattr=setattr, delattr=delattr, list=list, any=any, vars=vars, join=b"".join,
+                enumerate=enumerate,
+                builtin_names=_BUILTIN_NAMES, missing=_MISSING) -> None:
+        tagged = self.tagged
+        if not tagged or join(self.tags) != self.tags_seen:
+            self._restore_dicts(setattr, delattr, list, any, vars, builtin_names, missing)
+            if tagged:
+                self.tags_seen = join(self.tags)
+        viewed = self.viewed
+        if not viewed or join(self.fields) != self.fields_saved:
+            for k, (function, code, defaults, kwdefaults) in enumerate(self.functions):
+                if viewed and self.fields[k].raw == self.each_saved[k]:
+                    continue  # this one as saved: its attributes are not read (audited events)
+                if function.__code__ is not code:
+                    function.__code__ = code
+                if function.__defaults__ is not defaults:
+                    function.__defaults__ = defaults
+                if function.__kwdefaults__ is not kwdefaults:
+                    function.__kwdefaults__ = kwdefaults
+
+    def _restore_dicts(self, setattr, delattr, list, any, vars, builtin_names, missing) -> None:
+        tagged = self.tagged
+        for entry in self.modules:
+            current, saved, tag, version = entry
+            if tagged and tag.value == version:
                 continue  # untouched since it was last put right
             for key, value in saved.items():
                 if current.get(key, missing) is not value:
@@ -108,9 +179,10 @@ class _Saved:
             for key in [k for k in current if k not in saved and k in builtin_names]:
                 del current[key]  # a global that would shadow a builtin
             if tagged:
-                versions[id(current)] = tags[id(current)].value
-        for current, saved in self.instances:
-            if tagged and tags[id(current)].value == versions[id(current)]:
+                entry[3] = tag.value
+        for entry in self.instances:
+            current, saved, tag, version = entry
+            if tagged and tag.value == version:
                 continue
             for key, value in saved.items():
                 if current.get(key, missing) is not value:
@@ -118,9 +190,10 @@ class _Saved:
             for key in [k for k in current if k not in saved]:
                 del current[key]
             if tagged:
-                versions[id(current)] = tags[id(current)].value
-        for cls, current, saved in self.classes:
-            if tagged and tags[id(current)].value == versions[id(current)]:
+                entry[3] = tag.value
+        for entry in self.classes:
+            current, saved, tag, version, cls = entry
+            if tagged and tag.value == version:
                 continue
             for key, value in saved.items():
                 if current.get(key, missing) is not value:
@@ -129,14 +202,7 @@ class _Saved:
                 if any(key in vars(base) for base in cls.__mro__[1:]):
                     delattr(cls, key)  # an attribute that would shadow an inherited one
             if tagged:
-                versions[id(current)] = tags[id(current)].value
-        for function, code, defaults, kwdefaults in self.functions:
-            if function.__code__ is not code:
-                function.__code__ = code
-            if function.__defaults__ is not defaults:
-                function.__defaults__ = defaults
-            if function.__kwdefaults__ is not kwdefaults:
-                function.__kwdefaults__ = kwdefaults
+                entry[3] = tag.value
 
 
 _HEAPTYPE, _IMMUTABLETYPE = 1 << 9, 1 << 8  # type flags: a class whose attributes can be set
@@ -185,6 +251,11 @@ class Snapshot:
         self.hot = _Saved(hot, _HOT_CLASSES, own_functions, own_instances)
         self.recursion_limit = sys.getrecursionlimit()
         self.keep: list[Any] = []
+
+    def read_back(self) -> frozenset:
+        """The functions whose code and defaults restore() reads as attributes (where it has no view of
+        them), for the worker's audit hook to let those reads through at once (sandbox/watch.py)."""
+        return frozenset(f for group in (self.all, self.hot) if not group.viewed for f, *_ in group.functions)
 
     def restore(self, everything: bool = True) -> None:
         self.hot.restore()

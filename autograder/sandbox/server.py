@@ -214,7 +214,9 @@ def serve(channel: socket.socket, contained: bool) -> None:
             if snapshot is None:
                 # The worker's code and, through it, all the measuring code (autograder/measure/, never the
                 # grader's judging code): in the snapshot, and shared by every fork.
-                from autograder.sandbox import worker  # noqa: F401
+                from autograder.sandbox import watch, worker  # noqa: F401
+
+                watch.warm_up()
 
                 readable_paths()
                 seccomp_program()  # compiled once here; a worker only loads it

@@ -232,8 +232,7 @@ def run(messages: int, control: int, payload: dict, snapshot: Snapshot) -> None:
         send(messages, {"event": "cell-error", "index": -1, "type": "OSError",
                         "error": "The grader could not write these files beside your notebook: "
                                  + ", ".join(unwritten)})
-    restored = frozenset(f for group in (snapshot.all, snapshot.hot) for f, *_ in group.functions)
-    watch(messages, tuple(written), restored)
+    watch(messages, tuple(written), snapshot.read_back())
     try:
         apart(run_cells, messages, cells, namespace)
     except NoRoom:

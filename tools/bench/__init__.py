@@ -1,6 +1,6 @@
 """Benchmark: this autograder against `nbgrader autograde` on one generated class, on this machine.
 
-    python -m tools.bench [--n 60] [--keep DIR] [--seed 0] [--jobs N]      (make bench)
+    python -m tools.bench [--n 60] [--keep DIR] [--seed 0] [--jobs N] [--nbgrader-sample M]   (make bench)
 
 1. Creates .venv-bench (nbgrader, torch, ipykernel, pinned below) if it is missing: nbgrader is a
    benchmark dependency only, never a runtime one.
@@ -18,8 +18,11 @@
    our checks (forward equals the reference in shape, dtype float64 and value; backward returns one
    value per input, shaped like it or None; the Jacobian from backward equals the reference's;
    gradcheck; gradgradcheck for Exp), on the same inputs and with the same tolerances.
-5. Prints wall times, per-submission times, the ratio and the agreement, and ends with the line
-   `speedup vs nbgrader: <ratio>x, verdicts identical: yes|no`.
+5. Prints wall times, per-submission times, the ratio and the agreement, our fixed cost and the CPU of
+   one right and one wrong submission in the sandbox (costs.py), and ends with the line
+   `speedup vs nbgrader: <ratio>x, verdicts identical: yes|no`. Past 120 notebooks (`--n 1200`) nbgrader
+   grades only the first 60 (`--nbgrader-sample`): the ratio is then our time per submission against its
+   time per notebook, where our fixed cost no longer counts.
 
 Timings are wall clock on a shared machine: the load average is printed before, between and after.
 `--overhead` measures only where our grader's time goes (tools/bench_overhead.py), without nbgrader.

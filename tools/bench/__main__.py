@@ -10,9 +10,10 @@ from pathlib import Path
 
 import tools.bench
 from tools.bench import ASSIGNMENT
+from tools.bench.costs import fixed_cost, submission_cpu
 from tools.bench.nbgrader_course import ensure_bench_venv, nbgrader_verdicts, run_nbgrader, write_course
 from tools.bench.ours import our_verdicts, run_ours
-from tools.bench.report import load_average, log, report, timed, warm_caches
+from tools.bench.report import Costs, load_average, log, report, timed, warm_caches
 from tools.bench.students import design_class
 
 
@@ -24,12 +25,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the class's design")
     parser.add_argument("--jobs", type=int, default=None,
                         help="our grader's workers (default: the grader's own, twice the cores)")
+    parser.add_argument("--nbgrader-sample", type=int, default=None,
+                        help="notebooks nbgrader grades, the first of the class (default: all up to 120, "
+                             "else 60): with --n 1200, our throughput against nbgrader's time per notebook")
     parser.add_argument("--overhead", action="store_true",
                         help="only measure where our grader's time goes (no nbgrader): startup, forks, "
                              "cells, probes, judging, feedback")
     args = parser.parse_args(argv)
     if args.n < 1:
         parser.error("--n must be at least 1")
+    sample = args.nbgrader_sample or (args.n if args.n <= 120 else 60)
+    if not 1 <= sample <= args.n:
+        parser.error("--nbgrader-sample must be between 1 and --n")
     if args.overhead:
         from tools.bench_overhead import main as overhead
 
@@ -50,12 +57,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         students = design_class(args.n, args.seed)
         course = work / "course"
-        ours = write_course(course, assignment, students, 0, bench_python)
+        ours = write_course(course, assignment, students, 0, bench_python, students[:sample])
         counts = {k: sum(s.kind == k for s in students) for k in ("right", "wrong", "raising")}
         log(f"class: {args.n} notebooks for {ASSIGNMENT} ({counts['right']} right, {counts['wrong']} wrong, "
             f"{counts['raising']} raising; {sum(bool(s.slow) for s in students)} of them slow, sleeping "
             f"{sum(s.slow for s in students):.1f} s in all) in {work}")
         warm_caches(bench_python)
+        if sample < args.n:
+            log(f"nbgrader grades the first {sample} notebooks only; the ratio is per submission")
         log(f"load average before: {load_average()}")
 
         out1, out2 = work / "autograder-out", work / "autograder-out-2"
@@ -63,15 +72,18 @@ def main(argv: list[str] | None = None) -> int:
         first = timed(run_ours, ours, out1, args.jobs, students)
         log(f"load average: {load_average()}")
         log("running nbgrader autograde (one kernel per notebook, one notebook at a time) ...")
-        theirs = timed(run_nbgrader, course, students)
+        theirs = timed(run_nbgrader, course, students[:sample])
         log(f"load average: {load_average()}")
         log("running python -m autograder grade --force --quiet (after nbgrader) ...")
         second = timed(run_ours, ours, out2, args.jobs, students)
         log(f"load average after: {load_average()}")
+        log("measuring our fixed cost and the CPU of one right and one wrong submission ...")
+        costs = Costs(*fixed_cost(), submission_cpu(assignment))
 
         report(students, [p.name for p in assignment.problems], theirs, (first, second),
                args.jobs or default_workers(), nbgrader_verdicts(course, bench_python),
-               our_verdicts(out1, students), our_verdicts(out2, students), work if args.keep else None)
+               our_verdicts(out1, students), our_verdicts(out2, students), work if args.keep else None,
+               sample, costs)
         return 0
     finally:
         if not args.keep:

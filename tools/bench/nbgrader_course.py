@@ -112,9 +112,10 @@ def student_notebook(release, student: Student):
     return nb
 
 
-def write_course(course: Path, assignment, students: list[Student], seed: int, bench_python: Path) -> Path:
-    """The nbgrader course with every submission in submitted/; returns a folder of the same
-    notebooks named <student>.ipynb for our grader."""
+def write_course(course: Path, assignment, students: list[Student], seed: int, bench_python: Path,
+                 sample: list[Student] | None = None) -> Path:
+    """The nbgrader course with the submissions of `sample` (default: all) in submitted/; returns a folder
+    of every submission's notebook, named <student>.ipynb, for our grader."""
     import nbformat
 
     course.mkdir(parents=True)
@@ -136,12 +137,14 @@ def write_course(course: Path, assignment, students: list[Student], seed: int, b
     release = nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
     ours = course / "ours"
     ours.mkdir()
+    graded = {s.id for s in (students if sample is None else sample)}
     for s in students:
         nb = student_notebook(release, s)
-        path = course / "submitted" / s.id / ASSIGNMENT / NOTEBOOK
-        path.parent.mkdir(parents=True)
-        nbformat.write(nb, path)
-        shutil.copyfile(path, ours / f"{s.id}.ipynb")
+        nbformat.write(nb, ours / f"{s.id}.ipynb")
+        if s.id in graded:
+            path = course / "submitted" / s.id / ASSIGNMENT / NOTEBOOK
+            path.parent.mkdir(parents=True)
+            shutil.copyfile(ours / f"{s.id}.ipynb", path)
     return ours
 
 
