@@ -90,7 +90,7 @@ MAX_CELL_ERROR = 3000  # characters of one cell's traceback: its end names the e
 # (packages.py; an install with --no-deps has none of them), and a Gradescope archive pins them
 # (gradescope/build.py). pyseccomp, the workers' system-call filter, exists on Linux only.
 RUNTIME = {"torch": "torch", "numpy": "numpy", "graphviz": "graphviz", "torchviz": "torchviz",
-           "matplotlib": "matplotlib", "jinja2": "jinja2", "tqdm": "tqdm", "rich": "rich",
+           "matplotlib": "matplotlib", "jinja2": "jinja2", "rich": "rich",
            "ipython": "IPython", "pyseccomp": "pyseccomp", "pyyaml": "yaml"}
 LINUX_ONLY = ("pyseccomp",)
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import sys
 
+from autograder import settings
+
 JOIN = "--and"
 
 
@@ -62,7 +64,10 @@ def _check(commands, cli) -> None:
                  f"others, and all of them share one grader: give it to all of them or to none.")
     for c in commands:
         cli.check_seed(c.seed)
-        cli.check_limits(c.load_timeout, c.problem_timeout)
+        try:  # every part's limits (its command line, its --out's grading.toml) before anything is graded
+            settings.resolve(c, c.out)
+        except settings.SettingError as error:
+            cli.fail(f"{error} Nothing was graded.")
         cli.check_paths(c)
 
 

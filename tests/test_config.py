@@ -3,7 +3,7 @@ limits and Gradescope's settings?"""
 
 import dataclasses
 
-from autograder import config
+from autograder import config, settings
 from autograder.cli import build_parser
 from autograder.gradescope.settings import Settings
 from autograder.sandbox import Limits
@@ -20,11 +20,13 @@ def test_limits_take_their_defaults_from_config():
 def test_command_line_defaults_are_config():
     parser = build_parser()
     grade = parser.parse_args(["grade", "--assignment", "a", "--out", "o", "s.py"])
-    assert (grade.load_timeout, grade.problem_timeout, grade.seed, grade.policy) == \
+    limits = settings.resolve(grade)  # unset on the command line: grading.toml's, else the defaults
+    assert (limits["load_timeout"], limits["problem_timeout"], grade.seed, grade.policy) == \
         (config.LOAD_SECONDS, config.PROBLEM_SECONDS, config.SEED, config.POLICY)
     gradescope = parser.parse_args(["gradescope", "--assignment", "a", "--out", "a.zip"])
+    limits = settings.resolve(gradescope, keys=("load_timeout", "problem_timeout"))
     assert (gradescope.visibility, gradescope.hidden_visibility, gradescope.output_format,
-            gradescope.load_timeout, gradescope.problem_timeout, gradescope.seed) == \
+            limits["load_timeout"], limits["problem_timeout"], gradescope.seed) == \
         (config.VISIBILITY, config.HIDDEN_VISIBILITY, config.OUTPUT_FORMAT, config.LOAD_SECONDS,
          config.PROBLEM_SECONDS, config.SEED)
 

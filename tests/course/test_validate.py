@@ -143,7 +143,7 @@ def test_a_missing_package_is_named_before_anything_runs():
     that gets them, with exit status 2, no traceback, and before torch is imported (whose warning about a
     missing NumPy every command once printed)? (A module set to None in sys.modules cannot be imported.)"""
     code = ("import sys\n"
-            "sys.modules['tqdm'] = sys.modules['numpy'] = None\n"
+            "sys.modules['yaml'] = sys.modules['numpy'] = None\n"
             "from autograder.cli import main\n"
             "try:\n"
             "    main(['list'])\n"
@@ -153,9 +153,9 @@ def test_a_missing_package_is_named_before_anything_runs():
                             check=False)
     said = " ".join(result.stderr.split())
     assert result.returncode == 2 and "Traceback" not in said, said
-    assert (f"This Python ({sys.executable}) lacks packages the autograder needs: numpy, tqdm (an install "
+    assert (f"This Python ({sys.executable}) lacks packages the autograder needs: numpy, pyyaml (an install "
             f"with --no-deps leaves them out). Install them with `{sys.executable} -m pip install numpy "
-            f"tqdm`") in said
+            f"pyyaml`") in said
     assert result.stdout.strip() == "torch not imported"
 
 
