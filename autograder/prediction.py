@@ -36,6 +36,13 @@ EXAMPLES = {
 }
 
 
+# Colours by class, as check()'s report (autograder/report/templates/) has them, so that a page showing
+# the output in another theme (the site's dark mode) can restyle them; an inline colour it could not.
+STYLE = ("<style>.ag-predict{font:13px/1.4 system-ui,sans-serif}"
+         ".ag-predict .pass{color:#176f2c;font-weight:600}.ag-predict .fail{color:#b3261e;font-weight:600}"
+         ".ag-predict .problem{color:#8a5300;font-weight:600}</style>")
+
+
 class Malformed(ValueError):
     """A prediction predict() cannot compare: its message is the paragraph the learner reads."""
 
@@ -73,12 +80,12 @@ class Outcome:
         return "\n\n".join([self.title, *body, *code])
 
     def _repr_html_(self) -> str:
-        colour = "#176f2c" if self.right else ("#8a5300" if self.problem else "#b3261e")
+        verdict = "pass" if self.right else ("problem" if self.problem else "fail")
         first, *rest = self._paragraphs()
         first = _html(first)
-        parts = ['<div class="ag-report ag-predict" style="font:13px/1.4 system-ui,sans-serif">',
+        parts = ['<div class="ag-report ag-predict">', STYLE,
                  f"<h3>{html.escape(self.title)}</h3>",
-                 f'<p style="color:{colour};font-weight:600">{first}</p>',
+                 f'<p class="{verdict}">{first}</p>',
                  *[_block(p) for p in rest]]
         if not self.problem:
             parts.append("<details><summary>The code that ran</summary><pre>"

@@ -124,7 +124,9 @@ def site_cells(cell) -> list:
     cell.source = without_markers(cell.source)
     cell.metadata.setdefault("tags", [])
     cell.metadata.tags = [*cell.metadata.tags, "hide-input"]
-    cell.metadata["mystnb"] = {"code_prompt_show": "Show solution", "code_prompt_hide": "Hide solution"}
+    # A Predict question's answer keeps the prompts site_notebook.fold_predict_answers gave it.
+    cell.metadata["mystnb"] = {"code_prompt_show": "Show solution", "code_prompt_hide": "Hide solution",
+                               **cell.metadata.get("mystnb", {})}
     return [skeleton, cell]
 
 
