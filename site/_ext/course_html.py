@@ -7,7 +7,8 @@
 - Under a "What goes wrong here?" heading, everything after the first cell's output (the explanation,
   the fix) folds behind "Show the explanation": the reader guesses first, as in a Predict section.
 - Code keeps its indentation when a long line wraps: every line of highlighted code is a box that knows
-  its indentation (`--indent`), so that course.css continues it below, indented further, never at column 0.
+  its indentation (`--i`, short: a lesson has a thousand lines), so that course.css continues it below,
+  indented further, never at column 0.
 - An image in a cell output gets alt text from its content: an autograd graph lists its Functions and
   tensors, a plot names its title and axes as the cell's code sets them.
 """
@@ -75,11 +76,13 @@ def depart_hidden_cell(self, node):
 
 
 TAG = re.compile(r"<[^>]*>")
+WHITESPACE = re.compile(r'<span class="w">( +)</span>')
 
 
 class LineFormatter(HtmlFormatter):
-    """Pygments' HTML, each line in a <span class="code-line" style="--indent: N">, N its indentation
-    in columns. The newline stays outside the span, so that copying the code copies it as it was."""
+    """Pygments' HTML, each line in a <span class="code-line" style="--i:N">, N its indentation
+    in columns (no style for 0). The newline stays outside the span, so that copying the code copies it
+    as it was."""
 
     def _format_lines(self, tokensource):
         for kind, line in super()._format_lines(tokensource):
@@ -89,7 +92,11 @@ class LineFormatter(HtmlFormatter):
                 continue
             text = TAG.sub("", body).expandtabs(4)
             indent = len(text) - len(text.lstrip(" "))
-            yield kind, f'<span class="code-line" style="--indent: {indent}">{body}</span>{line[len(body):]}'
+            # Bytes count on a long lesson (2 MB a page): no style where the indentation is course.css's
+            # default 0, and spaces without the <span class="w"> that changes nothing about them.
+            style = f' style="--i:{indent}"' if indent else ""
+            spans = WHITESPACE.sub(r"\1", body)
+            yield kind, f'<span class="code-line"{style}>{spans}</span>{line[len(body):]}'
 
 
 def use_line_formatter(app):
