@@ -139,12 +139,13 @@ def load_extras(paths: list[Path]):
     return registry
 
 
-def validated(assignment, origins: dict, seed: int = config.SEED):
-    """The assignment, once validate.py finds every problem gradable; else a usage error naming why."""
+def validated(assignment, origins: dict, seed: int = config.SEED, outside_only: bool = False):
+    """The assignment, once validate.py finds every problem gradable (outside_only: every problem an extra
+    file or an installed package added or changed); else a usage error naming why."""
     from autograder.judge.validate import InvalidAssignment, validate
 
     try:
-        validate(assignment, seed, origins)
+        validate(assignment, seed, origins, outside_only)
     except InvalidAssignment as error:
         fail(f"{error} Nothing was done: fix it and run the command again.")
     return assignment
@@ -263,7 +264,7 @@ def _grade(args, server) -> int:
 
     assignment = lookup(registry, args.assignment)
     server.warm_up(*warm_up(assignment))  # the clean parent warms up while the assignment is validated
-    validated(assignment, registry.origins, args.seed)
+    validated(assignment, registry.origins, args.seed, outside_only=True)
     INTERRUPTED[0] = (f"Stopped. Every submission graded before now is saved in {args.out}: run the same "
                       f"command again to grade the rest.")
     start = time.monotonic()

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import cache
 
 from autograder.intake.files import Unreadable
 
@@ -48,7 +49,9 @@ class Budget:
                              f"resubmit.")
 
 
+@cache
 def _manager():
+    """One for every cell: its transforms keep no state between calls (making one costs a millisecond)."""
     from IPython.core.inputtransformer2 import TransformerManager
 
     return TransformerManager()

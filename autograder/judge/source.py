@@ -16,7 +16,8 @@ source that agrees.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 from autograder.judge.source_ast import (
     changed,
@@ -57,45 +58,67 @@ class _Code:
     tree: ast.Module
     lines: list[str]
     helper: str = ""  # the helper module's name (helper for helper.py), "" for a cell
+    nodes: tuple[ast.AST, ...] = field(default=(), compare=False)  # ast.walk(tree), walked once
+    # name -> (node, other) for each statement binding it (other: `name = other`'s other), and name -> the
+    # other nodes that bind it (a plain name stored or deleted); indexed once (_indexed)
+    binds: dict = field(default_factory=dict, compare=False)
+    stores: dict = field(default_factory=dict, compare=False)
+    star: bool = False  # a star import
 
 
-def _parsed(cells: list[str], modules: dict[str, str]) -> list[_Code]:
+def _parsed(cells: list[str], modules: dict[str, str]) -> tuple[_Code, ...]:
+    return _parsed_once(tuple(map(str, cells)), tuple(sorted((str(n), str(s)) for n, s in modules.items())))
+
+
+@lru_cache(maxsize=4)
+def _parsed_once(cells: tuple[str, ...], modules: tuple[tuple[str, str], ...]) -> tuple[_Code, ...]:
+    """Parsed, walked and indexed once per submission, not once per problem (the trees are only read)."""
     found = []
     for helper, source in [("", c) for c in cells] + [(n.removesuffix(".py").replace("/", "."), s)
-                                                      for n, s in sorted(modules.items())]:
+                                                      for n, s in modules]:
         try:
-            found.append(_Code(ast.parse(str(source)), str(source).splitlines(), helper))
+            tree = ast.parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-    return found
+        found.append(_indexed(tree, source.splitlines(), helper))
+    return tuple(found)
 
 
-def _bindings(code: list[_Code], name: str) -> tuple[list[tuple[ast.AST, _Code, str | None]], bool]:
+def _indexed(tree: ast.Module, lines: list[str], helper: str) -> _Code:
+    nodes, binds, stores, star, aliases = tuple(ast.walk(tree)), {}, {}, False, set()
+    for node in nodes:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            binds.setdefault(node.name, []).append((node, None))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            star |= any(a.name == "*" for a in node.names)
+            for a in node.names:
+                binds.setdefault(a.asname or a.name.split(".")[0], []).append((node, None))
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar, ast.ExceptHandler)) and node.name:
+            binds.setdefault(node.name, []).append((node, None))
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            aliases.add(id(node.targets[0]))
+            other = node.value.id if isinstance(node.value, ast.Name) else None
+            binds.setdefault(node.targets[0].id, []).append((node, other))
+    for node in nodes:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                and id(node) not in aliases:
+            stores.setdefault(node.id, []).append(node)
+    return _Code(tree, lines, helper, nodes, binds, stores, star)
+
+
+def _bindings(code: tuple[_Code, ...], name: str) -> tuple[list[tuple[ast.AST, _Code, str | None]], bool]:
     """Every node that binds name anywhere in the code, with its code and, for `name = other`, other;
     and whether a star import could bind it too."""
-    found, star, aliases = [], False, set()
-    for c in code:
-        for node in ast.walk(c.tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
-                found.append((node, c, None))
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                star |= any(a.name == "*" for a in node.names)
-                found += [(node, c, None) for a in node.names if (a.asname or a.name.split(".")[0]) == name]
-            elif isinstance(node, (ast.MatchAs, ast.MatchStar, ast.ExceptHandler)) and node.name == name:
-                found.append((node, c, None))
-            elif isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                    and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name:
-                aliases.add(id(node.targets[0]))
-                found.append((node, c, node.value.id if isinstance(node.value, ast.Name) else None))
-    for c in code:
-        for node in ast.walk(c.tree):
-            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)) \
-                    and id(node) not in aliases:
-                found.append((node, c, None))
-    return found, star
+    found = [(node, c, other) for c in code for node, other in c.binds.get(name, ())]
+    found += [(node, c, None) for c in code for node in c.stores.get(name, ())]
+    return found, any(c.star for c in code)
 
 
-def _located(code: list[_Code], name: str, depth: int = 0) -> tuple[str, ast.ClassDef | None, _Code | None]:
+Codes = tuple[_Code, ...]
+
+
+def _located(code: Codes, name: str, depth: int = 0) -> tuple[str, ast.ClassDef | None, _Code | None]:
     """How name is bound, and its class where one class statement alone binds it: directly, through one
     plain alias (Exp = ExpFunction), or imported from a helper module by its own name."""
     found, star = _bindings(code, name)
@@ -118,10 +141,10 @@ def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
     return found[0] if len(found) == 1 else None
 
 
-def _names_used(code: list[_Code], name: str, own: ast.ClassDef | None) -> bool:
+def _names_used(code: tuple[_Code, ...], name: str, own: ast.ClassDef | None) -> bool:
     inside = {id(n) for n in ast.walk(own)} if own is not None else set()
     for c in code:
-        for node in ast.walk(c.tree):
+        for node in c.nodes:
             if id(node) in inside:
                 continue
             if (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)) \
@@ -168,11 +191,11 @@ def read_source(problem, cells: list[str], modules: dict[str, str], tensors: lis
     return SourceFacts(bound, **facts)
 
 
-def _custom_op(code: list[_Code], name: str, tensors: list[bool]) -> dict:
+def _custom_op(code: tuple[_Code, ...], name: str, tensors: list[bool]) -> dict:
     """The facts of a custom op bound to name, read in the setup_context and backward its one
     register_autograd names (`name.register_autograd(backward, setup_context=setup)`, or
     torch.library.register_autograd("namespace::name", ...)), each a function defined once."""
-    calls = [n for c in code for n in ast.walk(c.tree) if isinstance(n, ast.Call)
+    calls = [n for c in code for n in c.nodes if isinstance(n, ast.Call)
              and isinstance(n.func, ast.Attribute) and n.func.attr == "register_autograd"
              and (is_name(n.func.value, name) or (n.args and isinstance(n.args[0], ast.Constant)
                                               and str(n.args[0].value).endswith("::" + name)))]
@@ -197,7 +220,7 @@ def _custom_op(code: list[_Code], name: str, tensors: list[bool]) -> dict:
     return facts
 
 
-def _defined_once(code: list[_Code], node: ast.AST | None) -> tuple[ast.FunctionDef, list[str]] | None:
+def _defined_once(code: tuple[_Code, ...], node: ast.AST | None) -> tuple[ast.FunctionDef, list[str]] | None:
     """The one def statement of the function a name refers to, and its code's lines (None for anything
     else: a lambda, a name bound twice)."""
     if not isinstance(node, ast.Name):

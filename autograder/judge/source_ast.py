@@ -87,11 +87,10 @@ def changed(function: ast.FunctionDef | None, arguments: list[str], lines: list[
     (`unpacked`: names bound once, to an argument, by setup_context's `x, = inputs`)."""
     if function is None:
         return ()
-    found = []
+    found, assigned = [], {name: _assigned_lines(function, name.split("[")[0]) for name in arguments}
     for statement in _always_run(function.body):
         for name in arguments:
-            again = [n for n in _assigned_lines(function, name.split("[")[0]) if n < statement.lineno
-                     and name not in unpacked]
+            again = [n for n in assigned[name] if n < statement.lineno and name not in unpacked]
             if not again and _changes(statement, name):
                 line = lines[statement.lineno - 1] if statement.lineno <= len(lines) else ""
                 found.append((name, line.strip()[:120]))

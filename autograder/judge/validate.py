@@ -1,8 +1,9 @@
 """An assignment checked before anything is graded with it.
 
-`validate()` runs when the grader loads an assignment (`list`, `grade`, `gradescope`, and the archive's
-setup.sh check), so that a mistake in an instructor's problem is a usage error naming the problem and
-the cause, never a class of zeros:
+`validate()` runs when the grader loads an assignment (`gradescope` and the archive's setup.sh check
+validate every problem; `list` and `grade` those an extra file or an installed package added or changed,
+the package's own being validated by its tests), so that a mistake in an instructor's problem is a usage
+error naming the problem and the cause, never a class of zeros:
 
 - every field is of the kind docs/authoring.md describes (checks, points, tolerances, tensor specs,
   keyword arguments, hints);
@@ -57,8 +58,11 @@ def _where(assignment, problem: Problem, origins: dict | None) -> str:
     return f"Problem {problem.name!r} of {assignment.name}" + (f" ({', '.join(where)})" if where else "")
 
 
-def validate(assignment, seed: int = 0, origins: dict | None = None) -> None:
-    """Raises InvalidAssignment for the first problem the grader could not grade with."""
+def validate(assignment, seed: int = 0, origins: dict | None = None, outside_only: bool = False) -> None:
+    """Raises InvalidAssignment for the first problem the grader could not grade with. outside_only: the
+    package's own problems are taken as they are (its tests validate every one of them: their self-test
+    costs a `grade` run a third of a second before any worker starts); only those an extra file or an
+    installed package added or changed (origins) are validated."""
     if not assignment.problems:
         raise InvalidAssignment(f"The assignment {assignment.name} has no problems.")
     names = [p.name for p in assignment.problems]
@@ -66,6 +70,8 @@ def validate(assignment, seed: int = 0, origins: dict | None = None) -> None:
     if twice:
         raise InvalidAssignment(f"The assignment {assignment.name} has two problems called {twice[0]!r}.")
     for problem in assignment.problems:
+        if outside_only and (assignment.name, problem.name) not in (origins or {}):
+            continue
         where = _where(assignment, problem, origins)
         cause = _validated(problem, seed)
         if cause:

@@ -165,3 +165,23 @@ def test_every_run_time_package_is_found_here():
     from autograder.packages import missing_packages
 
     assert missing_packages() == []
+
+
+@pytest.mark.parametrize("name", ["custom-functions", "gradcheck", "double-backward", "modern-functions",
+                                  "conv-bn-fusion"])
+def test_every_problem_of_the_package_validates(name):
+    """`grade` takes the package's own problems as they are (validate's outside_only): here each one is
+    validated, the self-test included (a Function computing the reference passes, a wrong one fails)."""
+    from autograder.course.assignments.registry import load
+    from autograder.judge.validate import validate
+
+    registry = load([])
+    validate(registry.find_assignment(name), 0, registry.origins)
+
+
+def test_every_assignment_of_the_package_is_validated_here():
+    from autograder.course.assignments.registry import load
+
+    names = set(load([]).assignments)
+    tested = {"custom-functions", "gradcheck", "double-backward", "modern-functions", "conv-bn-fusion"}
+    assert names == tested
