@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from functools import lru_cache
 
 from autograder.course.setup_cell import is_setup_cell
 from autograder.judge import reach_names as names
@@ -43,10 +44,17 @@ def scan(cells: list[str], modules: dict[str, str] | None = None, instructors: f
     sources = [(i, s) for i, s in enumerate(cells, 1) if not is_setup_cell(str(s)) and i not in instructors]
     sources += sorted((modules or {}).items())
     for where, source in sources:
-        found += _Reader(str(source), where).read()
+        found += _read(str(source), where)
         if len(found) >= MAX_REACHES:
             break
     return found[:MAX_REACHES]
+
+
+@lru_cache(maxsize=256)
+def _read(source: str, where: int | str) -> tuple[Reach, ...]:
+    """One cell or module read once for the whole class: the cells a notebook is handed out with recur, at
+    the same place, in every submission."""
+    return tuple(_Reader(source, where).read())
 
 
 def _dotted(node: ast.AST) -> str:

@@ -16,6 +16,7 @@ source that agrees.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -66,22 +67,37 @@ class _Code:
     star: bool = False  # a star import
 
 
-def _parsed(cells: list[str], modules: dict[str, str]) -> tuple[_Code, ...]:
-    return _parsed_once(tuple(map(str, cells)), tuple(sorted((str(n), str(s)) for n, s in modules.items())))
+_STAR = re.compile(r"import[\s\\]*\*")  # the text of `from m import *`, as a cell must have it
 
 
-@lru_cache(maxsize=4)
-def _parsed_once(cells: tuple[str, ...], modules: tuple[tuple[str, str], ...]) -> tuple[_Code, ...]:
-    """Parsed, walked and indexed once per submission, not once per problem (the trees are only read)."""
-    found = []
-    for helper, source in [("", c) for c in cells] + [(n.removesuffix(".py").replace("/", "."), s)
-                                                      for n, s in modules]:
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        found.append(_indexed(tree, source.splitlines(), helper))
-    return tuple(found)
+class _Source:
+    """A submission's cells and helper modules, each parsed when a name asked for appears in its text (a
+    cell without the name's text cannot bind or use it), and each distinct text parsed once for the whole
+    class: the cells a notebook is handed out with recur in every submission."""
+
+    def __init__(self, cells: list[str], modules: dict[str, str]):
+        self.pieces = [("", str(c)) for c in cells] + [(str(n).removesuffix(".py").replace("/", "."), str(s))
+                                                       for n, s in sorted(modules.items())]
+
+    def containing(self, text: str) -> tuple[_Code, ...]:
+        found = (_code(source, helper) for helper, source in self.pieces if text in source)
+        return tuple(c for c in found if c is not None)
+
+    @property
+    def star(self) -> bool:
+        """A star import anywhere (it could bind any name)."""
+        found = (_code(source, helper) for helper, source in self.pieces if _STAR.search(source))
+        return any(c is not None and c.star for c in found)
+
+
+@lru_cache(maxsize=256)
+def _code(source: str, helper: str) -> _Code | None:
+    """The text parsed, walked and indexed once (the trees are only read); None when it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return _indexed(tree, source.splitlines(), helper)
 
 
 def _indexed(tree: ast.Module, lines: list[str], helper: str) -> _Code:
@@ -107,18 +123,16 @@ def _indexed(tree: ast.Module, lines: list[str], helper: str) -> _Code:
     return _Code(tree, lines, helper, nodes, binds, stores, star)
 
 
-def _bindings(code: tuple[_Code, ...], name: str) -> tuple[list[tuple[ast.AST, _Code, str | None]], bool]:
+def _bindings(source: _Source, name: str) -> tuple[list[tuple[ast.AST, _Code, str | None]], bool]:
     """Every node that binds name anywhere in the code, with its code and, for `name = other`, other;
     and whether a star import could bind it too."""
+    code = source.containing(name)
     found = [(node, c, other) for c in code for node, other in c.binds.get(name, ())]
     found += [(node, c, None) for c in code for node in c.stores.get(name, ())]
-    return found, any(c.star for c in code)
+    return found, source.star
 
 
-Codes = tuple[_Code, ...]
-
-
-def _located(code: Codes, name: str, depth: int = 0) -> tuple[str, ast.ClassDef | None, _Code | None]:
+def _located(code: _Source, name: str, depth: int = 0) -> tuple[str, ast.ClassDef | None, _Code | None]:
     """How name is bound, and its class where one class statement alone binds it: directly, through one
     plain alias (Exp = ExpFunction), or imported from a helper module by its own name."""
     found, star = _bindings(code, name)
@@ -141,9 +155,9 @@ def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
     return found[0] if len(found) == 1 else None
 
 
-def _names_used(code: tuple[_Code, ...], name: str, own: ast.ClassDef | None) -> bool:
+def _names_used(source: _Source, name: str, own: ast.ClassDef | None) -> bool:
     inside = {id(n) for n in ast.walk(own)} if own is not None else set()
-    for c in code:
+    for c in source.containing(name):
         for node in c.nodes:
             if id(node) in inside:
                 continue
@@ -156,7 +170,7 @@ def _names_used(code: tuple[_Code, ...], name: str, own: ast.ClassDef | None) ->
 def read_source(problem, cells: list[str], modules: dict[str, str], tensors: list[bool]) -> SourceFacts:
     """The facts of problem's Function in the submission (tensors: which of forward's arguments are
     tensors in the first case)."""
-    code = _parsed(cells, modules)
+    code = _Source(cells, modules)
     companion = getattr(problem, "companion", "") or ""
     text = "\n".join([*cells, *modules.values()])
     facts: dict = {"saves": "save_for_backward" in text,
@@ -191,11 +205,11 @@ def read_source(problem, cells: list[str], modules: dict[str, str], tensors: lis
     return SourceFacts(bound, **facts)
 
 
-def _custom_op(code: tuple[_Code, ...], name: str, tensors: list[bool]) -> dict:
+def _custom_op(code: _Source, name: str, tensors: list[bool]) -> dict:
     """The facts of a custom op bound to name, read in the setup_context and backward its one
     register_autograd names (`name.register_autograd(backward, setup_context=setup)`, or
     torch.library.register_autograd("namespace::name", ...)), each a function defined once."""
-    calls = [n for c in code for n in c.nodes if isinstance(n, ast.Call)
+    calls = [n for c in code.containing("register_autograd") for n in c.nodes if isinstance(n, ast.Call)
              and isinstance(n.func, ast.Attribute) and n.func.attr == "register_autograd"
              and (is_name(n.func.value, name) or (n.args and isinstance(n.args[0], ast.Constant)
                                               and str(n.args[0].value).endswith("::" + name)))]
@@ -220,7 +234,7 @@ def _custom_op(code: tuple[_Code, ...], name: str, tensors: list[bool]) -> dict:
     return facts
 
 
-def _defined_once(code: tuple[_Code, ...], node: ast.AST | None) -> tuple[ast.FunctionDef, list[str]] | None:
+def _defined_once(code: _Source, node: ast.AST | None) -> tuple[ast.FunctionDef, list[str]] | None:
     """The one def statement of the function a name refers to, and its code's lines (None for anything
     else: a lambda, a name bound twice)."""
     if not isinstance(node, ast.Name):
