@@ -230,7 +230,9 @@ def cmd_list(args) -> int:
 
 
 def cmd_grade(args) -> int:
-    import torch  # noqa: F401 - imported once, before the clean parent is forked, which then shares it
+    from autograder.sandbox.parent import import_torch
+
+    import_torch()  # once, before the clean parent is forked, which then shares it
 
     from autograder.sandbox import ContainerUnavailable, Server
     from autograder.torch_versions import tell

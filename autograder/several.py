@@ -86,7 +86,9 @@ class _Lent:
 
 
 def _grade_all(commands, cli) -> int:
-    import torch  # noqa: F401 - imported once, before the clean parent is forked, which then shares it
+    from autograder.sandbox.parent import import_torch
+
+    import_torch()  # once, before the clean parent is forked, which then shares it
 
     from autograder.pipeline import warm_up
     from autograder.sandbox import ContainerUnavailable, Server

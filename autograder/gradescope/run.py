@@ -53,7 +53,9 @@ def run(root: Path) -> int:
     sys.stdout.reconfigure(errors="backslashreplace")
     server = None
     try:
-        import torch  # noqa: F401 - imported once, before the clean parent is forked, which then shares it
+        from autograder.sandbox.parent import import_torch
+
+        import_torch()  # once, before the clean parent is forked, which then shares it
 
         from autograder.sandbox import Server
         from autograder.torch_versions import tell

@@ -5,6 +5,7 @@ for their exit statuses. Requests are sent without waiting; replies come back in
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import socket
@@ -25,6 +26,18 @@ def default_workers() -> int:
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
     return config.WORKERS_PER_CORE * max(1, cores)
+
+
+def import_torch() -> None:
+    """torch imported by a command before it forks the clean parent (which then shares it), without the
+    garbage collector's passes over the objects the import makes (a million, all kept for the process's
+    life), which are then frozen: no later collection in the grader or the clean parent walks them."""
+    gc.disable()
+    try:
+        import torch  # noqa: F401
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 class ServerGone(RuntimeError):
@@ -80,6 +93,7 @@ class Server:
             from autograder.sandbox.server import prime
 
             prime()  # the grader needs it too: shared by the fork
+            gc.freeze()  # what it imported, kept for the process's life: out of the collector's way
             self.process: subprocess.Popen | None = None
             self.pid = os.fork()
             if self.pid == 0:
