@@ -69,7 +69,10 @@ fi
 # .venv/.installed: everything is in; .venv/.installed-lab: the course is. Either is redone when
 # requirements.txt or pyproject.toml is newer than it.
 fresh() { [ -f "$1" ] && [ ! requirements.txt -nt "$1" ] && [ ! pyproject.toml -nt "$1" ]; }
-if fresh .venv/.installed || { [ "$LEVEL" = lab ] && fresh .venv/.installed-lab; }; then exit 0; fi
+# The package's bytecode, as an installed wheel has it: where PYTHONDONTWRITEBYTECODE is set, every
+# `python -m autograder` would compile its modules again (0.1 to 0.3 s each time). Only what changed.
+compiled() { .venv/bin/python -m compileall -q autograder tools >/dev/null || true; }
+if fresh .venv/.installed || { [ "$LEVEL" = lab ] && fresh .venv/.installed-lab; }; then compiled; exit 0; fi
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv with $("$PYTHON" -c 'import sys; print(sys.executable, sys.version.split()[0])')"
   "$PYTHON" -m venv .venv
@@ -85,3 +88,4 @@ else
   .venv/bin/pip install -q --no-deps --no-build-isolation -e .
   touch .venv/.installed .venv/.installed-lab
 fi
+compiled
