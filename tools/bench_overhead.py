@@ -8,7 +8,10 @@ Measures, on this machine and at its present load (printed):
   checks) and a wrong one (bob.py);
 - in one process, without the sandbox, for alice and bob: running the cells, probing each problem (and
   how much of that is the probe's guard against patching), the JSON round trip, judging, and the
-  feedback page.
+  feedback page;
+- a notebook's first check() and its page, in a fresh interpreter, beyond its `import torch`;
+- Gradescope's run_autograder for one right submission (alice.py), in a root laid out as Gradescope's,
+  with the bytecode its image's setup.sh writes, against `import torch` alone, both run in turn.
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ import cProfile
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -180,11 +185,82 @@ def _stats(profile: cProfile.Profile) -> dict:
     return pstats.Stats(profile).stats
 
 
+FIRST_CHECK = f"""
+import time
+t0 = time.perf_counter()
+import torch
+t1 = time.perf_counter()
+exec(open({str(EXAMPLES / "alice.py")!r}).read())
+from autograder import check
+report = check(MyReLU)
+report._repr_html_()
+t2 = time.perf_counter()
+print(t1 - t0, t2 - t1)
+"""
+
+
+def first_check(k: int = 3) -> None:
+    """check(MyReLU) and its HTML in a fresh interpreter, k times: the seconds beyond import torch."""
+    runs = [subprocess.run([PY, "-c", FIRST_CHECK], cwd=ROOT, capture_output=True, text=True, check=True)
+            for _ in range(k)]
+    beyond = [float(r.stdout.split()[-1]) for r in runs]
+    torch_s = [float(r.stdout.split()[-2]) for r in runs]
+    print(f"a notebook's first check() and its page: median {statistics.median(beyond):.2f} s beyond "
+          f"import torch ({statistics.median(torch_s):.2f} s); {k} fresh interpreters")
+
+
+def _cpu_of(command: list[str], **kwargs) -> tuple[float, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kwargs)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def gradescope(k: int = 3) -> None:
+    """run_autograder on one right submission, k times, each beside a plain `import torch`."""
+    work = Path(tempfile.mkdtemp(prefix="overhead-gradescope-"))
+    try:
+        archive = work / "a.zip"
+        subprocess.run([PY, "-m", "autograder", "gradescope", "--assignment", ASSIGNMENT, "--out",
+                        str(archive)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        root = work / "autograder"
+        for folder in ("source", "submission", "results"):
+            (root / folder).mkdir(parents=True)
+        with zipfile.ZipFile(archive) as z:  # as unzip does, file modes included
+            for info in z.infolist():
+                path = root / "source" / info.filename
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(z.read(info))
+                path.chmod(info.external_attr >> 16 & 0o777)
+        shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
+        shutil.copy(EXAMPLES / "alice.py", root / "submission" / "alice.py")
+        subprocess.run([PY, "-m", "compileall", "-q", str(root / "source")], check=True,
+                       stdout=subprocess.DEVNULL)  # as the image's setup.sh does
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("AUTOGRADER", "PYTHON"))}
+        env.update(AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=PY)
+        ours, alone = [], []
+        for _ in range(k):
+            ours.append(_cpu_of([str(root / "run_autograder")], cwd=root, env=env))
+            alone.append(_cpu_of([PY, "-c", "import torch"]))
+        score = json.loads((root / "results" / "results.json").read_text())["score"]
+        wall, cpu = (statistics.median(x[i] for x in ours) for i in (0, 1))
+        torch_cpu = statistics.median(x[1] for x in alone)
+        print(f"Gradescope's run_autograder, one right submission (score {score:g}): median {wall:.2f} s "
+              f"wall, {cpu:.2f} s CPU; `import torch` alone {torch_cpu:.2f} s CPU, so "
+              f"{cpu - torch_cpu:.2f} s CPU beyond it; {k} runs each, in turn")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> int:
     load = os.getloadavg()
     print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} cores)")
     startup()
     in_process()
+    first_check()
+    gradescope()
     load = os.getloadavg()
     print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     return 0
