@@ -2285,6 +2285,60 @@ ISSUE32_WORDS = [
 ]
 CASES += ISSUE32_WORDS
 
+# Not a Function class at all: every check fails for one cause, said once with what to write instead
+EXP_CUSTOM_OP = """
+@torch.library.custom_op("catalogue_not_a_function::exp", mutates_args=())
+def Exp(x: torch.Tensor) -> torch.Tensor:
+    return torch.exp(x)
+
+
+@Exp.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+def setup(ctx, inputs, output):
+    ctx.save_for_backward(output)
+
+
+def backward(ctx, grad):
+    (y,) = ctx.saved_tensors
+    return grad * y
+
+
+Exp.register_autograd(backward, setup_context=setup)
+"""
+
+EXP_MODULE = """
+class Exp(torch.nn.Module):
+    def forward(self, x):
+        return torch.exp(x)
+"""
+
+EXP_INSTANCE = """
+class ExpFunction(Function):
+    @staticmethod
+    def forward(ctx, x):
+        result = torch.exp(x)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        result, = ctx.saved_tensors
+        return grad_output * result
+
+
+Exp = ExpFunction()
+"""
+
+NOT_A_FUNCTION = [
+    ("Exp", EXP_CUSTOM_OP, "is a Function", "a torch.library custom operator, say"),
+    ("Exp", EXP_MODULE, "is a Function", "is a class, but not a subclass of torch.autograd.Function"),
+    ("Exp", EXP_INSTANCE, "is a Function", "is an instance of a Function class (Exp = SomeFunction())"),
+]
+CASES += NOT_A_FUNCTION
+
 NEVER += [
     (SINH_DETACHED, "Sinh", "extra output of forward"),
     (SINH_ONE_DETACHED, "Sinh", "extra output of forward"),

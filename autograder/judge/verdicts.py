@@ -109,12 +109,23 @@ def _gate(problem: Problem, data: ProblemMeasurement) -> str | None:
     if not data.defined:
         return (f"{name} is not defined in the submission: define it with exactly this name (names are "
                 f"case-sensitive).")
-    want = "Function" if problem.kind == "function" else "callable"
     kind = data.kind
-    if (want == "Function" and kind != "Function") \
-            or (want == "callable" and kind not in ("callable", "Function")):
-        return (f"{name} is a {kind}, but the problem asks for "
-                f"{'a subclass of torch.autograd.Function' if want == 'Function' else 'a function'}.")
+    if problem.kind == "function" and kind != "Function":
+        write = (f"write `class {name}(torch.autograd.Function):` with forward(ctx, ...) and "
+                 f"backward(ctx, grad_output) as staticmethods, and call it as {name}.apply(...).")
+        if kind == "class":
+            return f"{name} is a class, but not a subclass of torch.autograd.Function: {write}"
+        if kind == "instance":
+            return (f"{name} is an instance of a Function class ({name} = SomeFunction()), but a Function is "
+                    f"used through its class: bind {name} to the class itself and call {name}.apply(...).")
+        if kind == "callable":
+            return (f"{name} is a function (or another callable: a torch.library custom operator, say), "
+                    f"but the problem asks for a subclass of torch.autograd.Function: {write}")
+        return (f"{name} is an object of type {kind}, not a class: bind {name} to the Function class "
+                f"itself, not to an instance of it ({write})")
+    if problem.kind != "function" and kind not in ("callable", "Function"):
+        what = {"instance": "an instance of a Function class", "class": "a class"}.get(kind, f"a {kind}")
+        return f"{name} is {what}, but the problem asks for a function: define it with def {name}(...)."
     return None
 
 

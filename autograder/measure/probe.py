@@ -167,6 +167,8 @@ def describe_kind(obj: Any) -> str:
         return "Function"
     if T.isinstance(obj, type):
         return "class"
+    if T.isinstance(obj, T.Function):
+        return "instance"  # of a Function class: Exp = ExpFunction()
     return "callable" if callable(obj) else T.type(obj).__name__
 
 

@@ -113,15 +113,17 @@ def passing_html(problem: str, results: list[CheckResult], called: str) -> str:
                                                               notes=passing_notes(results))
 
 
-def text_report(results: list[CheckResult], show_hidden: bool = True) -> str:
-    lines = []
-    for r in results:
-        if r.hidden and not show_hidden:
-            continue
+def text_report(results: list[CheckResult], show_hidden: bool = True, group: bool = False) -> str:
+    """The table as text; with group, as checks_table_html groups it: a shared message said once first."""
+    shown = [r for r in results if show_hidden or not r.hidden]
+    causes, cause_of = grouped(shown) if group else ([], {})
+    lines = [f"cause {n}: {c['text']} (affects {c['affects']})" for n, c in enumerate(causes, 1)]
+    for r in shown:
         mark = "PASS" if r.passed else "FAIL"
         lines.append(f"{mark}  {r.name:<40} {r.score:g}/{r.max_score:g}")
-        if r.message:
-            lines.append(f"      {r.message}")
+        message = f"cause {cause_of[id(r)]}, above" if id(r) in cause_of else r.message
+        if message:
+            lines.append(f"      {message}")
     total = sum(r.score for r in results if show_hidden or not r.hidden)
     best = sum(r.max_score for r in results if show_hidden or not r.hidden)
     lines.append(f"score {total:g}/{best:g}")

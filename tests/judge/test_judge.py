@@ -22,6 +22,7 @@ from tests.wrong_functions import (
     LEARNER2,
     MISLEADING,
     NEVER,
+    NOT_A_FUNCTION,
     RIGHT,
     RIGHT_GRADCHECK,
     SWISH,
@@ -48,6 +49,18 @@ def run_check(problem: str, source: str, seed: int = 0):
 
 def by_check(report) -> dict:
     return {r.check: r for r in report.results}
+
+
+@pytest.mark.parametrize("source", [source for _, source, _, _ in NOT_A_FUNCTION])
+def test_a_cause_every_check_shares_is_said_once(source):
+    """Something other than a Function class fails every check for one reason: check()'s text and page
+    say it once, above the rows, each row pointing to it (as a feedback page groups shared causes)."""
+    report = run_check("Exp", source)
+    cause = by_check(report)["forward"].message
+    assert {r.message for r in report.results} == {cause} and not report.passed
+    text, page = repr(report), report._repr_html_()
+    assert text.count(cause) == 1 and text.count("cause 1, above") == len(report.results)
+    assert page.count(cause) == 1 and page.count("Cause 1, above.") == len(report.results)
 
 
 @pytest.mark.parametrize(("problem", "source", "failing", "phrase"), CASES,
