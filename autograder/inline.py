@@ -12,6 +12,8 @@ judges and draws exactly as the batch grader does. Hidden checks are graded late
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import sys
 import warnings
@@ -48,6 +50,10 @@ class Report:
         return sum(r.score for r in self.results)
 
     def _repr_html_(self) -> str:
+        with _old_objects_frozen():
+            return self._html()
+
+    def _html(self) -> str:
         from autograder.report.pages import PASSING, checks_table_html, passing_html
 
         if self._summary:
@@ -69,7 +75,28 @@ def check(obj, problem: str | None = None, seed: int = 0, table: bool = False) -
     table=True, every check's row even when all pass."""
     if os.environ.get("AUTOGRADER_BATCH"):
         return None  # inside a grading worker the notebook's own check cells are skipped
-    # Imported here, past that return: a worker never loads the grader's code (autograder/judge/).
+    with _old_objects_frozen():
+        return _check(obj, problem, seed, table, sys._getframe(1).f_globals)
+
+
+@contextlib.contextmanager
+def _old_objects_frozen():
+    """The objects the notebook holds already (torch's million among them) kept out of the garbage
+    collector's passes while check() runs, and given back afterwards: a full pass walks every one of
+    them, 0.2 s apiece with torch loaded, and the first check() (its imports) would make two or three.
+    Left alone where the notebook froze objects itself."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def _check(obj, problem: str | None, seed: int, table: bool, caller: dict) -> Report:
+    # Imported here, past check()'s return in a worker: a worker never loads the grader's code (judge/).
     from autograder.course.assignments.registry import for_notebooks
     from autograder.judge.plan import probe
     from autograder.judge.reference import encoded_cases, expectations
@@ -79,29 +106,28 @@ def check(obj, problem: str | None = None, seed: int = 0, table: bool = False) -
     tell(sys.stderr, prefix="", protections=False)  # a torch outside the tested releases: said once
     # with AUTOGRADER_EXTRA's files: an instructor's problems, visible to check() when they want
     registry = for_notebooks()
-    name = problem or _graded_name(obj, sys._getframe(1).f_globals, registry)
+    name = problem or _graded_name(obj, caller, registry)
     if not name:
         raise TypeError("check() needs the class or function itself, e.g. check(KillHead), or "
                         "check(obj, problem='KillHead').")
     spec = registry.find_problem(name, include_hidden=False)
-    namespace = dict(sys._getframe(1).f_globals)  # for companions such as CubeBackward or Sinh
+    namespace = dict(caller)  # for companions such as CubeBackward or Sinh
     namespace[spec.lookup] = obj
     with warnings.catch_warnings():
         # check() calls the Function dozens of times: what PyTorch warns of (a tensor turned into a Python
         # float for math.exp, say) would print above the report, which names that mistake itself.
         warnings.simplefilter("ignore")
         data = probe(spec, namespace, encoded_cases(spec, seed), seed, expectations(spec, seed))
-    results = [r for r in judge(spec, data, seed, _source(spec, obj, seed)) if not r.hidden]
+    results = [r for r in judge(spec, data, seed, _source(spec, obj, seed, caller)) if not r.hidden]
     return Report(spec.name, results, table, name if problem is None else f"{name}, problem={problem!r}")
 
 
-def _source(spec, obj, seed: int):
+def _source(spec, obj, seed: int, caller: dict):
     """The rules as the notebook's cells show them (as the batch grader reads them), where the graded
     name is bound to obj itself and the cells define it as a class; None (no facts) otherwise."""
     from autograder.judge.source import read_source, tensor_arguments
     from autograder.notebook_source import cells_run
 
-    caller = sys._getframe(2).f_globals
     if caller.get(spec.lookup) is not obj:
         return None
     cells = cells_run(caller, spec.lookup)
