@@ -101,7 +101,8 @@ class Setting:
 
 SETTINGS = (
     Setting("load_timeout", seconds, config.LOAD_SECONDS, 0, math.inf,
-            "seconds to run a submission's cells",
+            f"seconds of its own CPU time to run a submission's cells (cells that wait: "
+            f"{config.PROBLEM_WALL_FACTOR} times that on the wall clock)",
             " s", "load_seconds"),
     Setting("problem_timeout", seconds, config.PROBLEM_SECONDS, 0, math.inf,
             f"seconds of its own CPU time to grade one problem (one that waits: {config.PROBLEM_WALL_FACTOR} "

@@ -98,13 +98,16 @@ class Job:
         self.local, self.pidfd, self.initfd, self.began = local, pidfd, initfd, time.monotonic()
         self.pid = (pid_of(pidfd) if pidfd is not None else 0) or local
         self.init = pid_of(initfd) if initfd is not None else 0
-        self.deadline = self.began + self.limits.load_seconds
         if self.group is not None:
             try:
                 self.group.add(self.pid)
                 self.oom_kills = self.group.oom_kills()
             except OSError:
                 self.group = None  # not joined: leftovers are found by process tree
+        # the cells' CPU time, as a problem's (budget.py): on a loaded machine they keep their seconds
+        self.budget = Budget(self.limits.load_seconds, self.pid, self.group.folders if self.group else [],
+                             time.monotonic)
+        self.deadline = self.budget.began + self.limits.load_seconds
         for end in (self.messages, self.printed, self.control):
             os.set_blocking(end, False)
         self.tell(b"s")  # known here (and in its cgroup): the worker may start
@@ -267,7 +270,8 @@ class Job:
     def expire(self) -> None:
         """A deadline passed: unless the problem's measurement has CPU time left (and the wall clock's
         backstop is not reached), kill what is running and record why."""
-        if self.phase == "measure" and self.budget and (later := self.budget.later()):  # not the pictures
+        if (self.phase == "measure" or not self.loaded) and self.budget \
+                and (later := self.budget.later()):  # the cells, a measurement; not the pictures
             self.deadline = later
             return
         if self.phase == "done":
@@ -290,9 +294,10 @@ class Job:
             self.stop("The process running your code stopped responding between two problems.")
         else:
             self.outcome.timed_out.append("load")
+            spent = f" ({self.budget.describe()})" if self.budget else ""
             self.stop(f"Your code did not finish running cell {self.cell + 1} "
-                      f"within {self.limits.load_seconds:g} s (an endless loop, or work too long for "
-                      f"grading), so nothing after it could be graded.")
+                      f"within {self.limits.load_seconds:g} s of CPU time{spent}: an endless loop, a wait "
+                      f"that never ends, or work too long for grading; nothing after it could be graded.")
 
     def stop(self, reason: str) -> None:
         for measure in self.todo:
