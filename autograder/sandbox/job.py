@@ -104,10 +104,7 @@ class Job:
                 self.oom_kills = self.group.oom_kills()
             except OSError:
                 self.group = None  # not joined: leftovers are found by process tree
-        # the cells' CPU time, as a problem's (budget.py): on a loaded machine they keep their seconds
-        self.budget = Budget(self.limits.load_seconds, self.pid, self.group.folders if self.group else [],
-                             time.monotonic)
-        self.deadline = self.budget.began + self.limits.load_seconds
+        self.deadline = self.timed(self.limits.load_seconds)  # the cells' CPU time, as a problem's
         for end in (self.messages, self.printed, self.control):
             os.set_blocking(end, False)
         self.tell(b"s")  # known here (and in its cgroup): the worker may start
@@ -249,11 +246,12 @@ class Job:
         asked = {"do": "measure", "problem": measure.name, "nonce": self.nonce.renew()}
         self.tell(asked | ({"definition": problem(measure)} if measure.hidden else {}))
 
-    def timed(self) -> float:
-        """A phase of a problem starts: its budget of CPU time (budget.py), and the first deadline."""
-        self.budget = Budget(self.limits.problem_seconds, self.pid, self.group.folders if self.group else [],
-                             time.monotonic)
-        return self.budget.began + self.limits.problem_seconds
+    def timed(self, seconds: float | None = None) -> float:
+        """A phase starts (the cells, a problem's): its budget of CPU time (budget.py: on a loaded machine
+        it keeps its seconds), by default a problem's, and the first deadline."""
+        seconds = self.limits.problem_seconds if seconds is None else seconds
+        self.budget = Budget(seconds, self.pid, self.group.folders if self.group else [], time.monotonic)
+        return self.budget.began + seconds
 
     def keep_partial(self, how: str) -> bool:
         """The current problem stopped in the middle of its measurement: keep the parts that finished, so
@@ -270,9 +268,8 @@ class Job:
     def expire(self) -> None:
         """A deadline passed: unless the problem's measurement has CPU time left (and the wall clock's
         backstop is not reached), kill what is running and record why."""
-        if (self.phase == "measure" or not self.loaded) and self.budget \
-                and (later := self.budget.later()):  # the cells, a measurement; not the pictures
-            self.deadline = later
+        if (self.phase == "measure" or not self.loaded) and self.budget and (later := self.budget.later()):
+            self.deadline = later  # the cells, a measurement (not the pictures): CPU time left
             return
         if self.phase == "done":
             self.stop("")
@@ -294,10 +291,10 @@ class Job:
             self.stop("The process running your code stopped responding between two problems.")
         else:
             self.outcome.timed_out.append("load")
-            spent = f" ({self.budget.describe()})" if self.budget else ""
-            self.stop(f"Your code did not finish running cell {self.cell + 1} "
-                      f"within {self.limits.load_seconds:g} s of CPU time{spent}: an endless loop, a wait "
-                      f"that never ends, or work too long for grading; nothing after it could be graded.")
+            self.stop(f"Your code did not finish running cell {self.cell + 1} within "
+                      f"{self.limits.load_seconds:g} s of CPU time ({self.budget.describe()}): an endless "
+                      f"loop, a wait that never ends, or work too long for grading; nothing after it could "
+                      f"be graded.")
 
     def stop(self, reason: str) -> None:
         for measure in self.todo:
