@@ -1,7 +1,9 @@
 # Hostile: right everywhere, but LinearFunction.backward dies of a segmentation fault (SIGSEGV, sent to
-# itself: reading memory through ctypes is refused in a worker, tests/sandbox/test_forging.py).
-import os
+# its own thread, as a fault is: reading memory through ctypes is refused in a worker,
+# tests/sandbox/test_forging.py; sent to the process, it may land on another thread while this one runs
+# on for a moment, returns right gradients and is measured before the process dies).
 import signal
+import threading
 
 import torch
 from torch.autograd import Function
@@ -60,7 +62,7 @@ class LinearFunction(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        os.kill(os.getpid(), signal.SIGSEGV)
+        signal.pthread_kill(threading.get_ident(), signal.SIGSEGV)
         input, weight, bias = ctx.saved_tensors
         grad_input = grad_weight = grad_bias = None
         if ctx.needs_input_grad[0]:
