@@ -4,6 +4,7 @@ The wrong Functions are measured and judged in process, exactly as the inline ch
 grader runs the same probe in a worker and the same judge here.
 """
 
+import gc
 import linecache
 import runpy
 from pathlib import Path
@@ -49,6 +50,26 @@ def run_check(problem: str, source: str, seed: int = 0):
 
 def by_check(report) -> dict:
     return {r.check: r for r in report.results}
+
+
+def test_check_freezes_the_notebooks_objects_only_while_it_runs(monkeypatch):
+    """check() keeps the objects the notebook holds out of the collector's passes while it runs, gives them
+    back afterwards, and leaves a freeze of the notebook's own as it was."""
+    seen = []
+    monkeypatch.setattr("autograder.inline._check", lambda *args: seen.append(gc.get_freeze_count()))
+    earlier = gc.get_freeze_count()  # a grade run in this process froze torch's objects (import_torch)
+    gc.unfreeze()
+    try:
+        check(object())
+        assert seen[0] > 0 and gc.get_freeze_count() == 0
+        gc.freeze()
+        frozen = gc.get_freeze_count()
+        check(object())
+        assert seen[1] == frozen and gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+        if earlier:
+            gc.freeze()
 
 
 @pytest.mark.parametrize("source", [source for _, source, _, _ in NOT_A_FUNCTION])
