@@ -26,7 +26,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -220,6 +219,8 @@ def _cpu_of(command: list[str], **kwargs) -> tuple[float, float]:
 
 def gradescope(k: int = 3) -> None:
     """run_autograder on one right submission, k times, each beside a plain `import torch`."""
+    from autograder.gradescope.build import unpack
+
     work = Path(tempfile.mkdtemp(prefix="overhead-gradescope-"))
     try:
         archive = work / "a.zip"
@@ -228,12 +229,7 @@ def gradescope(k: int = 3) -> None:
         root = work / "autograder"
         for folder in ("source", "submission", "results"):
             (root / folder).mkdir(parents=True)
-        with zipfile.ZipFile(archive) as z:  # as unzip does, file modes included
-            for info in z.infolist():
-                path = root / "source" / info.filename
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(z.read(info))
-                path.chmod(info.external_attr >> 16 & 0o777)
+        unpack(archive, root / "source")
         shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
         shutil.copy(EXAMPLES / "alice.py", root / "submission" / "alice.py")
         subprocess.run([PY, "-m", "compileall", "-q", str(root / "source")], check=True,

@@ -83,3 +83,14 @@ def build(settings: Settings, extras: list[Path], out: Path, requirements: Path 
             _add(archive, name, data, executable)
     os.replace(tmp, out)
     return [name for name, _, _ in entries]
+
+
+def unpack(archive: Path, target: Path) -> None:
+    """The archive unpacked as Gradescope's `unzip` does, file modes included (zipfile.extractall drops
+    them): to try an archive here (tests/gradescope, tools.bench --overhead)."""
+    with zipfile.ZipFile(archive) as z:
+        for info in z.infolist():
+            path = target / info.filename
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(z.read(info))
+            path.chmod(info.external_attr >> 16 & 0o777)

@@ -24,6 +24,7 @@ import jsonschema
 import pytest
 
 from autograder.course.assignments.registry import load
+from autograder.gradescope.build import unpack
 from autograder.gradescope.feedback import Pictures, render_test
 from autograder.gradescope.results import results_document
 from autograder.gradescope.settings import Settings
@@ -56,16 +57,6 @@ def archive(tmp_path_factory):
     autograder("gradescope", "--assignment", "custom-functions", "--extra", HIDDEN_TESTS, "--out", out,
                timeout=600)
     return out
-
-
-def unpack(archive: Path, target: Path) -> None:
-    """Unpacks as `unzip` does, file modes included (zipfile.extractall drops them)."""
-    with zipfile.ZipFile(archive) as z:
-        for info in z.infolist():
-            path = target / info.filename
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(z.read(info))
-            path.chmod(info.external_attr >> 16 & 0o777)
 
 
 def gradescope_root(archive: Path, submission: list[Path] | dict[str, str]) -> Path:
