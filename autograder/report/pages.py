@@ -124,9 +124,7 @@ def text_report(results: list[CheckResult], show_hidden: bool = True, group: boo
         message = f"cause {cause_of[id(r)]}, above" if id(r) in cause_of else r.message
         if message:
             lines.append(f"      {message}")
-    total = sum(r.score for r in results if show_hidden or not r.hidden)
-    best = sum(r.max_score for r in results if show_hidden or not r.hidden)
-    lines.append(f"score {total:g}/{best:g}")
+    lines.append(f"score {sum(r.score for r in shown):g}/{sum(r.max_score for r in shown):g}")
     return "\n".join(lines)
 
 
