@@ -26,7 +26,7 @@ test: setup-browser  ## everything: lint, unit tests, notebooks (nbval), student
 	$(PY) -m pytest -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg solutions
 
 test-torch: setup  ## the tests marked `stack` on the oldest and the newest torch supported (GBs the first time)
-	$(PY) -m tools.torch_matrix
+	$(PY) -m tools.torch_matrix $(TORCH_MATRIX)
 
 test-fast: setup  ## the package's unit tests only
 	$(PY) -m pytest -n 2 tests -m "not slow and not browser"
