@@ -13,6 +13,14 @@ PROBLEM_SECONDS = 20.0
 # ... counted in the worker's own CPU time (sandbox/budget.py): a worker starved on a loaded machine keeps
 # its seconds. One that waits spends none, and the wall clock stops it at this many times the budget.
 PROBLEM_WALL_FACTOR = 3
+# Unless --problem-timeout says otherwise, 20 s is only the most a problem gets: its budget is this many
+# times what the grader spent computing the reference's outputs and Jacobians (1 to 110 ms), and at least
+# the floor, so that a submission that loops costs seconds a problem, not 20. Lesson 2's Functions
+# written as element-by-element Python loops (tests/sandbox/slow_honest.py: the slowest honest attempts we
+# know) took 6 to 73 ms of CPU to measure, up to 12 times their reference's own time; the floor leaves 40
+# times that (and a loaded machine's slower CPU) before an honest attempt could lose a point.
+REFERENCE_SCALE = 200
+PROBLEM_FLOOR_SECONDS = 3.0
 
 # -- what one worker may use ---------------------------------------------------------------------------
 MEMORY_BYTES = 3 * 1024**3  # on top of the clean parent's: torch's tensors of a lesson fit many times over

@@ -27,11 +27,12 @@ from autograder.flags import flag_of
 from autograder.intake.loader import Submission
 from autograder.judge.checks import max_score, spec_of
 from autograder.judge.plan import plan_in_full, with_measured_in_full
-from autograder.judge.reference import encoded_cases, expectations
+from autograder.judge.reference import encoded_cases, expectations, reference_seconds
 from autograder.judge.source import read_source, tensor_arguments
 from autograder.judge.verdicts import CheckResult, Verdicts, judge
 from autograder.report.files import Graded
 from autograder.sandbox import Limits, Measure, Outcome, Pool, Server, Task
+from autograder.sandbox.budget import scaled
 from autograder.sandbox.pool import NO_WORKER
 
 
@@ -77,7 +78,7 @@ class Pipeline:
         for sub in subs:
             if sub.error:
                 yield sub, None
-        jobs = problem_jobs(self.assignment, self.seed)
+        jobs = problem_jobs(self.assignment, self.seed, self.pool.limits)
         by_id = {s.id: s for s in subs}
         tasks = [Task(s.id, s.cells, jobs, s.modules) for s in subs if not s.error]
         skipped: dict[str, list[dict]] = {}  # the notes of the cells left out (cells.to_skip)
@@ -151,14 +152,21 @@ def failed_everywhere(assignment: Assignment, reason: str) -> list[CheckResult]:
     return results
 
 
-def problem_jobs(assignment: Assignment, seed: int) -> list[Measure]:
-    """What a worker measures for each problem: how to find and call it, and its inputs. The reference's
-    projections stay here, in the plan that decides which failures to measure in full."""
+def problem_jobs(assignment: Assignment, seed: int, limits: Limits | None = None) -> list[Measure]:
+    """What a worker measures for each problem: how to find and call it, its inputs and its CPU budget
+    (scaled to its reference's time unless the limits fix one for all). The reference's projections stay
+    here, in the plan that decides which failures to measure in full."""
+    limits = limits or Limits()
+
     def plan_for(problem, expected):
         return lambda data: plan_in_full(problem, data, expected, seed)
 
+    def seconds(problem) -> float | None:
+        return (scaled(reference_seconds(problem, seed), limits.problem_seconds)
+                if limits.scale_to_reference else None)
+
     return [Measure(p.name, spec_of(p).to_dict(), encoded_cases(p, seed), p.hidden,
-                    plan_for(p, expectations(p, seed)))
+                    plan_for(p, expectations(p, seed)), seconds(p))
             for p in assignment.problems]
 
 

@@ -64,13 +64,14 @@ def whole(text: str | int) -> int:
 class Setting:
     key: str  # grading.toml's [limits] key; the option is --key with dashes
     parse: Callable  # text (or a TOML value) -> the value
-    default: object  # None: decided at run time (help says how)
+    default: object  # None: decided at run time (`decided` says how)
     low: float
     high: float
     help: str
     unit: str = ""  # how the docs' table says the default
     field: str = ""  # sandbox.Limits's field, where it is one
     shown: Callable = str  # the default as the docs' table says it
+    decided: str = ""  # how a default of None is decided, for the help and the docs' table
 
     @property
     def option(self) -> str:
@@ -104,18 +105,20 @@ SETTINGS = (
             f"seconds of its own CPU time to run a submission's cells (cells that wait: "
             f"{config.PROBLEM_WALL_FACTOR} times that on the wall clock)",
             " s", "load_seconds"),
-    Setting("problem_timeout", seconds, config.PROBLEM_SECONDS, 0, math.inf,
-            f"seconds of its own CPU time to grade one problem (one that waits: {config.PROBLEM_WALL_FACTOR} "
-            f"times that on the wall clock)",
-            " s", "problem_seconds"),
+    Setting("problem_timeout", seconds, None, 0, math.inf,
+            f"seconds of its own CPU time to grade one problem, the same for every problem (one that waits: "
+            f"{config.PROBLEM_WALL_FACTOR} times that on the wall clock)",
+            " s", "problem_seconds",
+            decided=f"{config.REFERENCE_SCALE} times the CPU time the problem's reference took in the "
+                    f"grader, from {config.PROBLEM_FLOOR_SECONDS:g} to {config.PROBLEM_SECONDS:g} s"),
     Setting("memory", size, config.MEMORY_BYTES, 256 * 1024**2, 256 * 1024**3,
             "memory a worker may take on top of the clean parent's (64M, 3G)", "", "memory_bytes",
             shown_size),
     Setting("tmp_size", size, config.TMP_BYTES, 1024**2, 64 * 1024**3,
             "size of a worker's own /tmp and working folder, in memory (64M, 1G)", "", "tmp_bytes",
             shown_size),
-    Setting("jobs", whole, None, 1, config.MAX_JOBS,
-            f"workers in parallel (default: {config.WORKERS_PER_CORE} per core)"),
+    Setting("jobs", whole, None, 1, config.MAX_JOBS, "workers in parallel",
+            decided=f"{config.WORKERS_PER_CORE} per core"),
 )
 BY_KEY = {s.key: s for s in SETTINGS}
 TABLE = "limits"  # grading.toml's table of them
@@ -127,7 +130,7 @@ def add_options(parser: argparse.ArgumentParser, keys: tuple[str, ...] = tuple(B
     (in_file: the command reads one; a Gradescope archive does not)."""
     for key in keys:
         s = BY_KEY[key]
-        default = "" if s.default is None else f"; default: {s.describe(s.default)}{s.unit}"
+        default = f"; default: {s.decided if s.default is None else s.describe(s.default) + s.unit}"
         also = f"; also grading.toml's [{TABLE}] {s.key}" if in_file else ""
         parser.add_argument(s.option, type=str, default=None, metavar=s.key.upper(),
                             help=f"{s.help}{default}{also}")
@@ -173,14 +176,16 @@ def limits_of(values: dict):
     """sandbox.Limits with these settings' values."""
     from autograder.sandbox import Limits
 
-    return Limits(**{BY_KEY[k].field: v for k, v in values.items() if k in BY_KEY and BY_KEY[k].field})
+    given = {BY_KEY[k].field: v for k, v in values.items()
+             if k in BY_KEY and BY_KEY[k].field and v is not None}
+    # a problem time given is every problem's; without one, each problem's is scaled to its reference
+    return Limits(**given, scale_to_reference="problem_seconds" not in given)
 
 
 def markdown_table() -> str:
     """docs/instructors.md's table of the settings (tests/test_settings.py keeps them equal)."""
     rows = ["| option | grading.toml `[limits]` | default | what |", "| --- | --- | --- | --- |"]
     for s in SETTINGS:
-        default = (f"{config.WORKERS_PER_CORE} per core" if s.default is None
-                   else f"{s.describe(s.default)}{s.unit}")
+        default = s.decided if s.default is None else f"{s.describe(s.default)}{s.unit}"
         rows.append(f"| `{s.option}` | `{s.key}` | {default} | {s.help.split(' (')[0]}: {s.rule} |")
     return "\n".join(rows)

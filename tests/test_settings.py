@@ -26,8 +26,13 @@ def test_the_docs_table_is_the_declarations():
 def test_the_docs_sizes_and_times_are_the_defaults():
     tmp = f"{config.TMP_BYTES // 1024**2} MiB tmpfs"
     assert re.findall(r"\d+ MiB tmpfs", DOCS) and set(re.findall(r"\d+ MiB tmpfs", DOCS)) == {tmp}
-    load, problem = settings.BY_KEY["load_timeout"].default, settings.BY_KEY["problem_timeout"].default
-    assert f"| `--load-timeout`, `--problem-timeout` | {load:g} s, {problem:g} s |" in DOCS  # Gradescope's
+    load, floor = settings.BY_KEY["load_timeout"].default, config.PROBLEM_FLOOR_SECONDS
+    most = config.PROBLEM_SECONDS
+    shown = f"| `--load-timeout`, `--problem-timeout` | {load:g} s, scaled ({floor:g} to {most:g} s) |"
+    assert shown in DOCS  # Gradescope's
+    scale = (f"each gets {config.REFERENCE_SCALE} times the CPU time the grader\nspent computing its "
+             f"reference's outputs and Jacobians (once a run), at least {floor:g} s and at most {most:g} s")
+    assert scale in DOCS
 
 
 def test_the_containers_mount_no_size_of_their_own():
@@ -58,6 +63,14 @@ def test_the_command_line_wins_then_grading_toml_then_the_default(tmp_path):
                       "tmp_size": 256 * 1024**2, "jobs": None}
     limits = settings.limits_of(values)
     assert (limits.memory_bytes, limits.tmp_bytes, limits.problem_seconds) == (1024**3, 256 * 1024**2, 30.0)
+    assert not limits.scale_to_reference, "a problem time given in grading.toml is every problem's"
+
+
+@pytest.mark.parametrize(("given", "seconds", "scaled"), [({}, config.PROBLEM_SECONDS, True),
+                                                           ({"problem_timeout": "2.5"}, 2.5, False)])
+def test_a_problem_time_given_is_every_problems_and_none_scales_each(given, seconds, scaled):
+    limits = settings.limits_of(settings.resolve(args(**given)))
+    assert (limits.problem_seconds, limits.scale_to_reference) == (seconds, scaled)
 
 
 @pytest.mark.parametrize(("toml", "said"), [

@@ -24,7 +24,7 @@ class Settings:
     # html (pictures as PNG), md (pictures as PNG), text (no pictures)
     output_format: str = config.OUTPUT_FORMAT
     load_seconds: float = config.LOAD_SECONDS
-    problem_seconds: float = config.PROBLEM_SECONDS
+    problem_seconds: float | None = None  # None: each problem's scaled to its reference (budget.scaled)
     seed: int = config.SEED
     picture_bytes: int = config.PICTURE_BYTES  # base64 PNG allowed in one results.json; beyond it, words only
 
@@ -41,7 +41,8 @@ class Settings:
         /autograder/source (mode 700: the grader, the references, hidden problems) is closed to them."""
         from autograder.sandbox import Limits
 
-        return Limits(load_seconds=self.load_seconds, problem_seconds=self.problem_seconds,
+        fixed = {} if self.problem_seconds is None else {"problem_seconds": self.problem_seconds}
+        return Limits(load_seconds=self.load_seconds, **fixed, scale_to_reference=not fixed,
                       keep_read_search=False)
 
     @classmethod

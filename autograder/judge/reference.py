@@ -5,6 +5,7 @@ vector-Jacobian products along the directions a student's case is projected on."
 from __future__ import annotations
 
 import inspect
+import time
 from functools import cache
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -56,9 +57,23 @@ def reference_case(problem, obj, encoded: list[Any]) -> dict:
 
 @cache
 def reference_data(problem: Problem, seed: int = 0) -> dict:
-    """The reference's outputs and whole Jacobians, with PyTorch's own autograd."""
+    """The reference's outputs and whole Jacobians, with PyTorch's own autograd; the CPU time it took is
+    kept (reference_seconds)."""
     obj = SimpleNamespace(apply=problem.reference) if problem.kind == "function" else problem.reference
-    return {"cases": [reference_case(problem, obj, c) for c in encoded_once(problem, seed)]}
+    began = time.thread_time()
+    data = {"cases": [reference_case(problem, obj, c) for c in encoded_once(problem, seed)]}
+    _SECONDS[problem, seed] = time.thread_time() - began
+    return data
+
+
+def reference_seconds(problem: Problem, seed: int = 0) -> float:
+    """The CPU time the reference's outputs and Jacobians took to compute, the first time: what a problem's
+    default time budget is scaled to (sandbox/budget.scaled)."""
+    reference_data(problem, seed)
+    return _SECONDS[problem, seed]
+
+
+_SECONDS: dict[tuple[Problem, int], float] = {}
 
 
 @cache

@@ -42,6 +42,12 @@ def cpu_seconds(pid: int, folders: list[str] = ()) -> float | None:
         return None
 
 
+def scaled(reference_seconds: float, most: float = config.PROBLEM_SECONDS) -> float:
+    """A problem's budget by default: config.REFERENCE_SCALE times what computing its reference took (its
+    outputs and Jacobians, in the grader), from config.PROBLEM_FLOOR_SECONDS to `most`."""
+    return min(most, max(config.PROBLEM_FLOOR_SECONDS, config.REFERENCE_SCALE * reference_seconds))
+
+
 class Budget:
     """`seconds` of CPU for one phase of one worker, counted from now; the wall clock's backstop past it."""
 

@@ -241,15 +241,16 @@ class Job:
         if measure.hidden and not self.output_closed:
             self.read(self.printed, budget=64)  # what the visible problems printed is already in the pipe
             self.output_closed = True
-        self.current, self.phase, self.deadline = measure, "measure", self.timed()
+        self.current, self.phase = measure, "measure"
+        self.deadline = self.timed()  # the problem's own budget
         # a hidden problem enters the worker only now, after the cells ran and the visible ones were measured
         asked = {"do": "measure", "problem": measure.name, "nonce": self.nonce.renew()}
         self.tell(asked | ({"definition": problem(measure)} if measure.hidden else {}))
 
     def timed(self, seconds: float | None = None) -> float:
         """A phase starts (the cells, a problem's): its budget of CPU time (budget.py: on a loaded machine
-        it keeps its seconds), by default a problem's, and the first deadline."""
-        seconds = self.limits.problem_seconds if seconds is None else seconds
+        it keeps its seconds), by default the current problem's, and the first deadline."""
+        seconds = seconds or (self.current and self.current.seconds) or self.limits.problem_seconds
         self.budget = Budget(seconds, self.pid, self.group.folders if self.group else [], time.monotonic)
         return self.budget.began + seconds
 
@@ -336,8 +337,7 @@ class Job:
         self.end_container()
 
     def end_container(self) -> None:
-        """Ends the worker's PID namespace, whatever is left in it, by killing its init (through its
-        pidfd: once reaped, its pid may belong to another process)."""
+        """Ends the worker's PID namespace and all in it: kills its init by pidfd (pids get reused)."""
         if self.initfd is not None:
             with contextlib.suppress(OSError):
                 signal.pidfd_send_signal(self.initfd, signal.SIGKILL)

@@ -15,8 +15,10 @@ class Limits:
     """Per submission. Times are wall-clock seconds, counted by the grader alone."""
 
     load_seconds: float = config.LOAD_SECONDS  # running all cells
-    # measuring one problem (and, once more, explaining its failure)
+    # measuring one problem (and, once more, explaining its failure); with scale_to_reference, the most a
+    # problem gets: its own budget is budget.scaled() of its reference's time (pipeline.problem_jobs)
     problem_seconds: float = config.PROBLEM_SECONDS
+    scale_to_reference: bool = True  # False where the instructor set problem_seconds: every problem gets it
     # address space on top of the clean parent's (the cgroup's: a bit above)
     memory_bytes: int = config.MEMORY_BYTES
     processes: int = config.PROCESSES  # processes and threads of the worker (its cgroup, or its user id)

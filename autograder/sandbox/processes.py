@@ -82,7 +82,10 @@ def pid_of(pidfd: int) -> int:
 def kill_tree(root: int, keep_root: bool = True) -> int:
     """Kills every descendant of root (and root itself unless keep_root), again and again until none is
     left alive: processes forking while they are being killed (a fork bomb) are caught in a later round.
-    Returns how many it found alive at first."""
+    Returns how many it found alive at first. A root of 0 or less (no worker yet) kills nothing: the tree of
+    pid 0 is every process there is."""
+    if root <= 0:
+        return 0
     found = 0
     for _ in range(100):
         table = _processes()
@@ -110,6 +113,9 @@ def kill_tree(root: int, keep_root: bool = True) -> int:
 
 
 def kill_group(pgid: int) -> None:
+    """SIGKILL to the group; none for 0 or less (no worker yet): killpg(0) is this process's own group."""
+    if pgid <= 0:
+        return
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -19,6 +19,7 @@ class Measure:
     cases: list
     hidden: bool = False
     plan: Callable[[dict], dict | None] | None = None
+    seconds: float | None = None  # its CPU budget (budget.scaled); None: the limits' problem_seconds
 
 
 @dataclass(frozen=True)

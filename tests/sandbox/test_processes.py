@@ -1,5 +1,5 @@
 """Are the leftovers of earlier runs swept when a batch starts: worker folders of graders killed with
-SIGKILL, and System V IPC objects left by worker user ids?"""
+SIGKILL, and System V IPC objects left by worker user ids? And does a job without a worker kill nothing?"""
 
 import ctypes
 import os
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.sandbox import processes
 from autograder.sandbox.processes import UID_BASE, UID_COUNT, sweep_leftovers
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="worker user ids exist only for a root grader")
@@ -50,3 +51,15 @@ def test_folders_of_dead_graders_are_removed_and_live_ones_kept():
     finally:
         for folder in (gone, kept):
             subprocess.run(["rm", "-rf", str(folder)], check=False)
+
+
+def test_no_worker_yet_kills_nothing(monkeypatch):
+    """A job without a worker has pid 0: killpg(0) is the grader's own group, and the tree of pid 0 is
+    every process on the machine. Neither is signalled (the calls are recorded, not made)."""
+    sent = []
+    monkeypatch.setattr(processes.os, "killpg", lambda *args: sent.append(("killpg", *args)))
+    monkeypatch.setattr(processes.os, "kill", lambda *args: sent.append(("kill", *args)))
+    for pid in (0, -1):
+        processes.kill_group(pid)
+        assert processes.kill_tree(pid) == 0 and processes.kill_tree(pid, keep_root=False) == 0
+    assert sent == []
