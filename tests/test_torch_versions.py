@@ -90,7 +90,8 @@ import autograder.measure.captured
 for (owner, attribute), value in hidden.items():
     setattr(owner, attribute, value)
 """
-LOST = {what for name, what in PRIVATE.items() if name.startswith("torch.") and what != "(the same)"}
+# "(the same)" as the line above, "(speed only)": no protection lost, nothing said
+LOST = {what for name, what in PRIVATE.items() if name.startswith("torch.") and not what.startswith("(")}
 
 
 def test_check_works_without_any_private_torch_name():

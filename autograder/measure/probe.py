@@ -126,7 +126,9 @@ def measure(problem: Spec, namespace: dict, encoded_cases: list[list[Any]], seed
                 case["second"] = second_projections(problem, obj, encoded_cases[i],
                                                     directions_of(case, seed, i))
         done("second")
-        data["torch_says"] = torch_checks(problem, obj, encoded_cases[0], seed, worth_quoting(cases, seed))
+        # torch's words are for the first case: worth running only where that case disagrees
+        if says := torch_checks(problem, obj, encoded_cases[0], seed, worth_quoting(cases[:1], seed)):
+            data["torch_says"] = says
         done("torch")
     if problem.extra_checks:
         data["extra"] = measure_extra(problem, obj, encoded_cases)

@@ -90,9 +90,6 @@ class Server:
         go_r, go_w = os.pipe()
         self.channel, self.asked, self.ready, grader = ours, False, False, os.getpid()
         if fork:
-            from autograder.sandbox.server import prime
-
-            prime()  # the grader needs it too: shared by the fork
             gc.freeze()  # what it imported, kept for the process's life: out of the collector's way
             self.process: subprocess.Popen | None = None
             self.pid = os.fork()

@@ -44,8 +44,9 @@ INIT = "/bin/cat"  # a container's init (see _start_init): in the minimal root, 
 
 
 def prime() -> None:
-    """torch's first double backward imports much of torch lazily (symbolic shapes, sympy): done once,
-    by a grader before it forks the clean parent (both then share it), or by the clean parent."""
+    """torch's first double backward imports much of torch lazily (symbolic shapes, sympy): done once, by
+    the clean parent, for the workers whose torch.autograd.gradcheck runs (its words on a failure). The
+    grader needs none of it: its vector-Jacobian products go straight to torch's engine (measure/calls)."""
     import torch
 
     x = torch.ones(2, dtype=torch.float64, requires_grad=True)

@@ -1,0 +1,73 @@
+"""measure/calls.py's grad: what torch.autograd.grad computes, straight from torch's engine where nothing
+else would differ (so that a notebook's first check() never waits for sympy), and torch.autograd.grad
+itself for anything else."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+from autograder.measure import calls
+from tests.conftest import EXAMPLES, ROOT
+
+
+def graph():
+    x = torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([0.3, -0.2, 0.9], dtype=torch.float64, requires_grad=True)
+    unused = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    return x, w, unused, (x.sin() * w).exp()
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_the_engines_vjp_is_torchs_own(create_graph):
+    x, w, unused, out = graph()
+    v = torch.linspace(-1, 1, out.numel(), dtype=torch.float64).reshape(out.shape)
+    ours = calls.grad(out, [x, w, unused], v, retain_graph=True, create_graph=create_graph, allow_unused=True)
+    torchs = torch.autograd.grad(out, [x, w, unused], v, retain_graph=True, create_graph=create_graph,
+                                 allow_unused=True)
+    assert ours[2] is None and torchs[2] is None
+    for a, b in zip(ours[:2], torchs[:2]):
+        assert torch.equal(a, b) and (a.grad_fn is not None) == create_graph == (b.grad_fn is not None)
+
+
+def test_an_unused_input_without_allow_unused_is_torchs_error():
+    x, _, unused, out = graph()
+    with pytest.raises(RuntimeError, match="not have been used in the graph"):
+        calls.grad(out, [x, unused], torch.ones_like(out))
+
+
+def test_a_vector_of_another_shape_goes_through_torch_autograd_grad_and_its_words():
+    x, _, _, out = graph()
+    with pytest.raises(RuntimeError, match="Mismatch in shape"):
+        calls.grad(out, [x], torch.ones(out.numel() + 1, dtype=torch.float64))
+
+
+def test_without_the_private_engine_it_is_torch_autograd_grad(monkeypatch):
+    monkeypatch.setattr(calls.T, "run_backward", None)
+    asked = []
+    monkeypatch.setattr(calls.T, "grad", lambda *args, **kwargs: asked.append(kwargs) or ("public",))
+    x, _, _, out = graph()
+    assert calls.grad(out, [x], torch.ones_like(out), allow_unused=True) == ("public",)
+    assert asked == [{"retain_graph": None, "create_graph": False, "allow_unused": True}]
+
+
+def test_a_notebooks_first_check_of_a_right_function_imports_no_sympy():
+    """torch.autograd.grad with a gradient imports torch's symbolic shapes and sympy (0.3 to 0.7 s); check()
+    of a right MyReLU, and its page, never ask for them."""
+    code = textwrap.dedent(f"""
+        import sys
+        import torch
+        exec(open({str(EXAMPLES / "alice.py")!r}).read())
+        from autograder import check
+        report = check(MyReLU)
+        report._repr_html_()
+        print(report.passed, "sympy" in sys.modules, "torch.fx.experimental.symbolic_shapes" in sys.modules)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "False", "False"]
