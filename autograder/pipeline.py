@@ -46,14 +46,14 @@ def warm_up(assignment: Assignment, preload: tuple[str, ...] = ()) -> tuple[tupl
 class Pipeline:
     """Grades submissions of one assignment in a pool of workers whose clean parent is asked to warm up
     when the pipeline is made (the caller reads the class meanwhile). workers: None for the rule of
-    config.WORKERS_PER_CORE; preload: see warm_up."""
+    config.WORKERS_PER_CORE; preload: see warm_up; prime: see sandbox.Pool."""
 
     def __init__(self, assignment: Assignment, limits: Limits | None = None, workers: int | None = None,
                  seed: int = config.SEED, server: Server | None = None, private: Private | None = None,
-                 preload: tuple[str, ...] = ()):
+                 preload: tuple[str, ...] = (), prime: bool = True):
         self.assignment, self.seed = assignment, seed
         self.private = private or Private()
-        self.pool = Pool(limits or Limits(), workers, *warm_up(assignment, preload), server)
+        self.pool = Pool(limits or Limits(), workers, *warm_up(assignment, preload), server, prime=prime)
 
     @property
     def isolation(self) -> str:

@@ -162,17 +162,18 @@ class Server:
         message["pidfds"] = fds  # the worker's, then (in a container) its init's
         return message
 
-    def warm_up(self, preload: list[str], extra_checks: list[str]) -> None:
+    def warm_up(self, preload: list[str], extra_checks: list[str], prime: bool = True) -> None:
         """Asks the clean parent to import and warm up what workers need, without waiting: it does so
         while the grader reads the class. Once only."""
         if not self.asked:
             with contextlib.suppress(ServerGone):  # then `prepare` finds it gone, and a new one is started
-                self._send({"do": "prepare", "preload": list(preload), "extra_checks": sorted(extra_checks)})
+                self._send({"do": "prepare", "preload": list(preload), "extra_checks": sorted(extra_checks),
+                            "prime": prime})
                 self.asked = True
 
-    def prepare(self, preload: list[str], extra_checks: list[str]) -> None:
+    def prepare(self, preload: list[str], extra_checks: list[str], prime: bool = True) -> None:
         """Warmed up, waiting for it when it is not yet."""
-        self.warm_up(preload, extra_checks)
+        self.warm_up(preload, extra_checks, prime)
         if not self.ready:
             self.reply()
             self.ready = True

@@ -33,24 +33,26 @@ class Pool:
 
     def __init__(self, limits: Limits | None = None, workers: int | None = None,
                  preload: tuple[str, ...] = (), extra_checks: tuple[str, ...] = (),
-                 server: Server | None = None, fallback: bool = False):
+                 server: Server | None = None, fallback: bool = False, prime: bool = True):
+        """prime=False: the clean parent leaves torch's symbolic shapes (server.prime) to the workers whose
+        gradcheck needs them (one submission, on Gradescope: a right one never does)."""
         self.limits, self.workers = limits or Limits(), workers or default_workers()
-        self.preload, self.extra_checks = list(preload), sorted(extra_checks)
+        self.preload, self.extra_checks, self.prime = list(preload), sorted(extra_checks), prime
         # Started as early as the caller could (Server() before importing torch): its interpreter loads
         # while the grader does its own work.
         self.server = server or Server(fallback=fallback)
         # a clean parent started again (it died) is held to the same rule as the first
         self.fallback = fallback or self.server.isolation != "container"
-        self.server.warm_up(self.preload, self.extra_checks)  # while the caller reads the class
+        self.server.warm_up(self.preload, self.extra_checks, prime)  # while the caller reads the class
 
     def _server(self) -> Server:
         if not self.server.ready:
             try:
-                self.server.prepare(self.preload, self.extra_checks)
+                self.server.prepare(self.preload, self.extra_checks, self.prime)
             except ServerGone:
                 self.server.close()
                 self.server = Server(fallback=self.fallback)
-                self.server.prepare(self.preload, self.extra_checks)
+                self.server.prepare(self.preload, self.extra_checks, self.prime)
         return self.server
 
     def unavailable(self) -> list[str]:

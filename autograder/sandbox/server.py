@@ -54,7 +54,7 @@ def prime() -> None:
     torch.autograd.gradgradcheck(torch.exp, (x,), fast_mode=True)
 
 
-def _warm_up(preload: list[str], extra_checks: list[str]) -> None:
+def _warm_up(preload: list[str], extra_checks: list[str], primed: bool = True) -> None:
     """Imports and first-call work done once here rather than in every worker."""
     os.environ.setdefault("MPLBACKEND", "Agg")  # as in workers: no display
     for name in list(PRELOAD) + preload:
@@ -68,7 +68,8 @@ def _warm_up(preload: list[str], extra_checks: list[str]) -> None:
         torchviz_dot()  # as the workers' graphs load it: without setuptools' distutils
     except ImportError:
         pass
-    prime()
+    if primed:
+        prime()
     if extra_checks:
         from autograder.measure.modern import warm_up
 
@@ -211,7 +212,7 @@ def serve(channel: socket.socket, contained: bool) -> None:
         if request["do"] == "prepare":
             from autograder.measure.snapshot import Snapshot
 
-            _warm_up(request.get("preload", []), request.get("extra_checks", []))
+            _warm_up(request.get("preload", []), request.get("extra_checks", []), request.get("prime", True))
             if snapshot is None:
                 # The worker's code and, through it, all the measuring code (autograder/measure/, never the
                 # grader's judging code): in the snapshot, and shared by every fork.
