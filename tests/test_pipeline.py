@@ -38,3 +38,19 @@ def test_pipeline_grades_and_fails_unreadable_without_a_worker():
     assert all(not r.passed and "not a readable Jupyter notebook" in r.message for r in failed.results)
     assert second is right and ok.submission == "alice" and ok.sha256 == "a" * 64
     assert ok.score == ok.max_score == max_score(assignment) and ok.seconds > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prime", [True, False])
+def test_pytorchs_words_come_whether_the_clean_parent_primed_or_the_worker_imports_them(prime):
+    """With prime=False (Gradescope, where a worker can read the packages), the clean parent leaves torch's
+    symbolic shapes and sympy to a worker whose gradcheck needs them: a wrong submission still gets
+    PyTorch's own words, the worker importing them itself, and its verdicts are the primed ones."""
+    assignment = find_assignment("custom-functions")
+    wrong = Submission("bob", EXAMPLES / "bob.py", [(EXAMPLES / "bob.py").read_text()])
+    with Pipeline(assignment, workers=1, prime=prime) as pipeline:
+        ((_, graded),) = list(pipeline.grade([wrong]))
+    gradcheck = next(r for r in graded.results if r.problem == "KillHead" and r.check == "gradcheck")
+    said = gradcheck.message + gradcheck.details
+    assert not gradcheck.passed and "torch.autograd.gradcheck says: GradcheckError" in said
+    assert 0 < graded.score < graded.max_score

@@ -1,7 +1,8 @@
 """Where the batch grader's time goes: `python -m tools.bench --overhead`.
 
 Measures, on this machine and at its present load (printed):
-- the grader's start (a whole `grade` run of one empty submission, and its parts: import torch, warm up);
+- the grader's start (a whole `grade` run of one empty submission, and its parts: import torch, warm up),
+  and what it spends before its first worker starts;
 - a fork of the warmed grader (each submission's worker costs one);
 - the CPU and wall time of one submission in the sandbox (worker, its per-problem children, clean-up),
   for an empty one (import torch only: the sandbox's fixed cost), a right one (alice.py: fixed cost +
@@ -48,13 +49,41 @@ def _grade(folder: Path, jobs: int) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def startup() -> None:
+# `grade` of one folder, telling when its first worker starts: the grader's own CPU and the wall clock
+# since its `import torch` (the clean parent warms up meanwhile, in a process of its own)
+FIRST_WORKER = """
+import sys, time
+from autograder.sandbox.parent import import_torch
+t0, c0 = time.perf_counter(), time.process_time()
+import_torch()
+t1, c1 = time.perf_counter(), time.process_time()
+from autograder.sandbox import job
+started = job.Job.started
+def first(self, *args, **kwargs):
+    if job.Job.started is first:
+        print("first-worker", c1 - c0, time.process_time() - c1, time.perf_counter() - t1, file=sys.stderr)
+        job.Job.started = started
+    return started(self, *args, **kwargs)
+job.Job.started = first
+from autograder.cli import main
+main(["grade", "--assignment", "custom-functions", "--out", sys.argv[2], "--force", "--quiet", sys.argv[1]])
+"""
+
+
+def startup(k: int = 3) -> None:
     work = Path(tempfile.mkdtemp(prefix="overhead-"))
     (work / "empty.py").write_text("import torch\n")
     wall, cpu = _grade(work, 1)
     print(f"a whole `grade` run of one empty submission: {wall:.2f} s wall, {cpu:.2f} s CPU (start-up, "
           f"warm-up, one submission, exit)")
-    subprocess.run(["rm", "-rf", str(work)], check=False)
+    runs = [subprocess.run([PY, "-c", FIRST_WORKER, str(work), str(work.with_name(work.name + "-out"))],
+                           cwd=ROOT, capture_output=True, text=True, check=True) for _ in range(k)]
+    said = [next(line.split()[1:] for line in r.stderr.splitlines() if line.startswith("first-worker "))
+            for r in runs]
+    torch_cpu, grader_cpu, wall = (statistics.median(float(words[i]) for words in said) for i in range(3))
+    print(f"before its first worker starts, a `grade` run spends {grader_cpu:.2f} s of the grader's CPU "
+          f"beyond import torch ({torch_cpu:.2f} s), {wall:.2f} s on the wall clock; medians of {k}")
+    subprocess.run(["rm", "-rf", str(work), str(work.with_name(work.name + "-out"))], check=False)
 
 
 def _workers_cpu(started: int, contained: bool) -> float:

@@ -275,8 +275,8 @@ def test_wrong_submission_is_explained_with_pictures(graded):
     assert "columns 0, 2" in gradient["output"]
     assert "wrong sign" in tests["MyReLU: gradient"]["output"]
     assert "2 times" in tests["LinearFunction: gradient"]["output"]
-    # PyTorch's own words: its gradcheck runs in the worker, which imports what it needs itself where the
-    # clean parent left it (run.py: prime=False where the worker can read the packages)
+    # PyTorch's own words, from its gradcheck in the worker (primed by the clean parent or imported by the
+    # worker itself: tests/test_pipeline.py grades both ways)
     assert "torch.autograd.gradcheck says: GradcheckError" in tests["KillHead: gradcheck"]["output"]
     assert "<svg" not in json.dumps(document)
     pictures = [part.split('"', 1)[0] for part in gradient["output"].split('src="data:image/png;base64,')[1:]]
