@@ -2332,10 +2332,18 @@ class ExpFunction(Function):
 Exp = ExpFunction()
 """
 
+EXP_TENSOR = EXP_INSTANCE.replace("Exp = ExpFunction()", "Exp = ExpFunction.apply(torch.linspace(-1, 1, 5))")
+EXP_NUMBER = EXP_INSTANCE.replace("Exp = ExpFunction()", "Exp = 2.718")
+
 NOT_A_FUNCTION = [
     ("Exp", EXP_CUSTOM_OP, "is a Function", "a torch.library custom operator, say"),
     ("Exp", EXP_MODULE, "is a Function", "is a class, but not a subclass of torch.autograd.Function"),
     ("Exp", EXP_INSTANCE, "is a Function", "is an instance of a Function class (Exp = SomeFunction())"),
+    # the Function's result bound to the name, and a number: neither is an instance of the Function
+    ("Exp", EXP_TENSOR, "is a Function", "Exp is a tensor, not a class: it holds a result, as Exp = "
+                                         "SomeFunction.apply(x) would"),
+    ("Exp", EXP_NUMBER, "is a Function", "Exp is an object of type float, not a class: bind Exp to the "
+                                         "Function class (write `class Exp(torch.autograd.Function):`"),
 ]
 CASES += NOT_A_FUNCTION
 

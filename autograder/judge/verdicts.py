@@ -121,8 +121,10 @@ def _gate(problem: Problem, data: ProblemMeasurement) -> str | None:
         if kind == "callable":
             return (f"{name} is a function (or another callable: a torch.library custom operator, say), "
                     f"but the problem asks for a subclass of torch.autograd.Function: {write}")
-        return (f"{name} is an object of type {kind}, not a class: bind {name} to the Function class "
-                f"itself, not to an instance of it ({write})")
+        if kind == "Tensor":  # KillHead = KillHeadFunction.apply(x, 2): the result, not the Function
+            return (f"{name} is a tensor, not a class: it holds a result, as {name} = SomeFunction.apply(x) "
+                    f"would, where the problem asks for the Function itself: {write}")
+        return f"{name} is an object of type {kind}, not a class: bind {name} to the Function class ({write})"
     if problem.kind != "function" and kind not in ("callable", "Function"):
         what = {"instance": "an instance of a Function class", "class": "a class"}.get(kind, f"a {kind}")
         return f"{name} is {what}, but the problem asks for a function: define it with def {name}(...)."
