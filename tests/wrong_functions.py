@@ -2340,10 +2340,10 @@ NOT_A_FUNCTION = [
     ("Exp", EXP_MODULE, "is a Function", "is a class, but not a subclass of torch.autograd.Function"),
     ("Exp", EXP_INSTANCE, "is a Function", "is an instance of a Function class (Exp = SomeFunction())"),
     # the Function's result bound to the name, and a number: neither is an instance of the Function
-    ("Exp", EXP_TENSOR, "is a Function", "Exp is a tensor, not a class: it holds a result, as Exp = "
-                                         "SomeFunction.apply(x) would"),
-    ("Exp", EXP_NUMBER, "is a Function", "Exp is an object of type float, not a class: bind Exp to the "
-                                         "Function class (write `class Exp(torch.autograd.Function):`"),
+    ("Exp", EXP_TENSOR, "is a Function",
+     "Exp is a tensor, not a class: it holds a result, as Exp = SomeFunction.apply(x) would"),
+    ("Exp", EXP_NUMBER, "is a Function",
+     "Exp is an object of type float, not a class: bind Exp to the Function class (write `class Exp("),
 ]
 CASES += NOT_A_FUNCTION
 

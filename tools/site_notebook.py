@@ -262,6 +262,10 @@ CITED = {
 # Text a link must not be made inside: code, math, links and HTML already there.
 PROTECTED = re.compile(r"(`+)[\s\S]*?\1|\$\$[\s\S]*?\$\$|\$[^$\n]+\$|\[[^\]]*\]\([^)]*\)|<[^>\n]+>")
 LESSON_REF = re.compile(r"\b([Ll]esson) (\d+)\b")
+# the lessons number their sections "## 4. ..." and say "section 4", "Lesson 2, §5"; the site numbers
+# them "2.4." (number_free_headings): the references follow it
+SECTION_REF = re.compile(r"\b([Ss]ection) (\d+)\b(?!\.\d)")
+LESSON_SECTION_REF = re.compile(r"\b([Ll]esson) (\d+), §(\d+)\b(?!\.\d)")
 BARE_ADDRESS = re.compile(r"(?<![\w/.])((?:fleuret\.org|pytorch\.org|nenadmarkus\.com)(?:/[\w./#-]*[\w/])?)")
 
 
@@ -271,21 +275,29 @@ def cited_title(title: str) -> re.Pattern:
 
 
 def link_free_text(text: str, lessons: dict[int, str], current: str) -> str:
-    """Lesson references and bare addresses of prose (never code, math or a link) become links."""
+    """Lesson references and bare addresses of prose (never code, math or a link) become links, and
+    section numbers take their lesson's, as the site's headings do ("section 4" of lesson 2: "section
+    2.4"; "Lesson 7, §8": "Lesson 7, §7.8")."""
     def lesson(match):
         target = lessons.get(int(match.group(2)))
         if target is None or target == current:
             return match.group(0)
         return f"{{doc}}`{match.group(1)} {match.group(2)} <{target}>`"
 
+    here = int(current[:2]) if current[:2].isdigit() else None
+
+    def prose(free: str) -> str:
+        free = BARE_ADDRESS.sub(lambda m: f"[{m.group(1)}](https://{m.group(1)})", free)
+        free = LESSON_SECTION_REF.sub(lambda m: f"{m[1]} {m[2]}, §{m[2]}.{m[3]}", free)
+        if here is not None:
+            free = SECTION_REF.sub(lambda m: f"{m.group(1)} {here}.{m.group(2)}", free)
+        return LESSON_REF.sub(lesson, free)
+
     out, position = [], 0
     for protected in PROTECTED.finditer(text):
-        free = text[position:protected.start()]
-        free = BARE_ADDRESS.sub(lambda m: f"[{m.group(1)}](https://{m.group(1)})", free)
-        out += [LESSON_REF.sub(lesson, free), protected.group(0)]
+        out += [prose(text[position:protected.start()]), protected.group(0)]
         position = protected.end()
-    free = BARE_ADDRESS.sub(lambda m: f"[{m.group(1)}](https://{m.group(1)})", text[position:])
-    return "".join(out) + LESSON_REF.sub(lesson, free)
+    return "".join(out) + prose(text[position:])
 
 
 def link_references(nb, lessons: dict[int, str], current: str) -> None:

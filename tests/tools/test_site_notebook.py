@@ -1,9 +1,10 @@
 """Does the site show a traceback as the learner needs it: the learner's cells and the message in full,
-each run of frames inside torch or Python folded into one line, and no path of the machine that ran it?"""
+each run of frames inside torch or Python folded into one line, and no path of the machine that ran it?
+And do the lessons' section references take the site's numbers?"""
 
 import nbformat
 
-from tools.site_notebook import ANSI, scrub_outputs, scrub_paths, short_traceback
+from tools.site_notebook import ANSI, link_references, scrub_outputs, scrub_paths, short_traceback
 
 # An error output as IPython 8 writes it (ANSI colours, a header, frames, the message last).
 TRACEBACK = [
@@ -60,3 +61,18 @@ def test_every_output_of_a_notebook_is_scrubbed():
     assert len(error.traceback) == len(TRACEBACK) - 2
     assert stream.text == "wrote .../run-1/out.txt\n"
     assert result.data["text/plain"] == "PosixPath('.../ana/x.py')"
+
+
+def test_section_references_take_the_numbers_the_site_gives_the_headings():
+    """The site numbers lesson 2's "## 4. ..." as "2.4.": "section 4" in lesson 2 reads "section 2.4",
+    "Lesson 7, §8" reads "Lesson 7, §7.8"; headings, code and a number already dotted are left alone."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(
+        "## 4. Keeping tensors\nAs section 4 explains, and Section 5 shows (see Lesson 7, §8), "
+        "`section 3` stays code; section 2.4 is already numbered.")]
+    link_references(nb, {2: "02-custom-functions", 7: "07-modern-functions"}, "02-custom-functions")
+    text = nb.cells[0].source
+    assert text.startswith("## 4. Keeping tensors\n")
+    assert "As section 2.4 explains, and Section 2.5 shows" in text
+    assert "{doc}`Lesson 7 <07-modern-functions>`, §7.8" in text
+    assert "`section 3` stays code; section 2.4 is already numbered." in text
