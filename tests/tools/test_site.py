@@ -15,6 +15,7 @@ import itertools
 import json
 import re
 import runpy
+import sys
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -65,8 +66,13 @@ def base_url(site):
         def log_message(self, *args):
             pass
 
+    class QuietServer(http.server.ThreadingHTTPServer):
+        def handle_error(self, request, client_address):
+            if not isinstance(sys.exc_info()[1], ConnectionError):  # a page left before a file was sent
+                super().handle_error(request, client_address)
+
     handler = functools.partial(QuietHandler, directory=site)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = QuietServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}/"

@@ -31,6 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--overhead", action="store_true",
                         help="only measure where our grader's time goes (no nbgrader): startup, forks, "
                              "cells, probes, judging, feedback")
+    parser.add_argument("--gradescope-python", default=None, metavar="PYTHON",
+                        help="with --overhead: the Python (with the course's packages) that run_autograder "
+                             "uses, as setup.sh installs it where every user may read it (default: .venv's)")
     args = parser.parse_args(argv)
     if args.n < 1:
         parser.error("--n must be at least 1")
@@ -40,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.overhead:
         from tools.bench_overhead import main as overhead
 
-        return overhead()
+        return overhead(args.gradescope_python)
 
     from autograder.course import find_assignment
     from autograder.sandbox import default_workers
