@@ -178,8 +178,8 @@ def limits_of(values: dict):
 
     given = {BY_KEY[k].field: v for k, v in values.items()
              if k in BY_KEY and BY_KEY[k].field and v is not None}
-    # a problem time given is every problem's; without one, each problem's is scaled to its reference
-    return Limits(**given, scale_to_reference="problem_seconds" not in given)
+    problem = Limits.problem_time(given.pop("problem_seconds", None))  # given: every problem's
+    return Limits(**given, **problem)
 
 
 def markdown_table() -> str:

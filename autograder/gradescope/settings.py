@@ -41,8 +41,7 @@ class Settings:
         /autograder/source (mode 700: the grader, the references, hidden problems) is closed to them."""
         from autograder.sandbox import Limits
 
-        fixed = {} if self.problem_seconds is None else {"problem_seconds": self.problem_seconds}
-        return Limits(load_seconds=self.load_seconds, **fixed, scale_to_reference=not fixed,
+        return Limits(load_seconds=self.load_seconds, **Limits.problem_time(self.problem_seconds),
                       keep_read_search=False)
 
     @classmethod

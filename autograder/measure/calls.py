@@ -50,7 +50,7 @@ def _vjp(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused
     to 0.7 s), which a notebook's first check() would wait for."""
     outs = (outputs,) if is_tensor(outputs) else tuple(outputs)
     ins = (inputs,) if is_tensor(inputs) else tuple(inputs)
-    vectors = (grad_outputs,) if is_tensor(grad_outputs) else tuple(grad_outputs)
+    vectors = (grad_outputs,) if is_tensor(grad_outputs) else tuple(grad_outputs or ())
     if (T.run_backward is None or len(vectors) != len(outs)
             or not all(T.type(t) is T.Tensor for t in outs + ins + vectors)
             or any(o.shape != v.shape or o.is_complex() or v.is_complex() for o, v in zip(outs, vectors))):

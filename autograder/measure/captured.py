@@ -42,7 +42,7 @@ PRIVATE = {
                                    "without it, the node's class name, <Name>Backward, tells)",
     "CustomOpDef._name": "check() knows a custom op by its own name (without it, by the name the cell "
                          "binds it to)",
-    # Speed only, nothing lost without it (so not in UNAVAILABLE): a descriptions that starts with "(".
+    # Speed only, nothing lost without it (so not in UNAVAILABLE): a description that starts with "(".
     "torch.autograd.graph._engine_run_backward": "(speed only) a vector-Jacobian product straight from "
                                                  "torch's engine: torch.autograd.grad's shape check imports "
                                                  "sympy, 0.3 to 0.7 s of a notebook's first check()",

@@ -34,6 +34,13 @@ class Limits:
     landlock: bool = True  # confine reads, writes, network and signals with Landlock where the kernel has it
     cgroups: bool = True  # a memory, CPU-share and process cgroup per worker where one can be written
 
+    @staticmethod
+    def problem_time(seconds: float | None) -> dict:
+        """The fields for a problem time: a number given is every problem's; None, each problem's is scaled
+        to its reference (the default)."""
+        return {"scale_to_reference": True} if seconds is None else \
+            {"problem_seconds": seconds, "scale_to_reference": False}
+
     def __post_init__(self):
         for name in ("load_seconds", "problem_seconds"):
             if not getattr(self, name) > 0:
