@@ -1,5 +1,6 @@
 """Are the leftovers of earlier runs swept when a batch starts: worker folders of graders killed with
-SIGKILL, and System V IPC objects left by worker user ids? And does a job without a worker kill nothing?"""
+SIGKILL, System V IPC objects and processes left by worker user ids? And does a job without a worker kill
+nothing?"""
 
 import ctypes
 import os
@@ -63,3 +64,27 @@ def test_no_worker_yet_kills_nothing(monkeypatch):
         processes.kill_group(pid)
         assert processes.kill_tree(pid) == 0 and processes.kill_tree(pid, keep_root=False) == 0
     assert sent == []
+
+
+def _alive_of(uid: int) -> list[int]:
+    return [int(n) for n in os.listdir("/proc") if n.isdigit() and processes._owned(n, frozenset([uid]))]
+
+
+def test_processes_of_a_worker_uid_are_killed_even_those_that_stop_every_process_of_their_id():
+    """One that left its session, and one that sends SIGSTOP to every process of its id over and over (a
+    helper that took the id to kill them would be stopped, and the grader would wait for it for ever)."""
+    uid = LAST_UID - 1 - os.getpid() % 100  # not a lock another grader of the test run holds
+    # `kill -1` as root would stop every process on the machine: the script checks its own id first
+    script = (f'[ "$(id -u)" -eq {uid} ] || exit 9; setsid sleep 1000 & '
+              f'while :; do kill -s STOP -- -1; done 2>/dev/null')
+    started = subprocess.Popen(["sh", "-c", script], user=uid, group=uid, extra_groups=[],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while len(_alive_of(uid)) < 2:  # the shell and the sleep it left behind
+            assert started.poll() is None
+        processes.kill_users([uid])
+        assert _alive_of(uid) == []
+        assert started.wait() != 0
+    finally:
+        started.kill()
+        started.wait()
