@@ -103,8 +103,9 @@ def _graded(root: Path, settings: Settings, assignment, server, started: float) 
         print("autograder: warning: Python or its packages are not world-readable; students' code can import "
               "only what the grader loaded first (setup.sh installs them where every user may read).")
     # where the worker can read the packages, it imports what its notebook uses itself (matplotlib alone
-    # costs every submission 0.4 s when loaded for all), and torch's symbolic shapes only where its
-    # gradcheck needs them (a failure's words: 0.3 s a right submission never spends)
+    # costs every submission 0.4 s when loaded for all), and torch's symbolic shapes only where its own
+    # code asks for them (torch.autograd.grad with a gradient, gradcheck in a cell: 0.3 s; the grader's
+    # measurements, PyTorch's words on a failure included, never do)
     with Pipeline(assignment, settings.limits(), None, settings.seed, server, Private([root]),
                   () if readable else config.GRADESCOPE_PRELOAD, prime=not readable) as pipeline:
         for missing in pipeline.unavailable:

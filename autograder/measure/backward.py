@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from autograder.measure import projections
-from autograder.measure.calls import MAX_TEXT, apply, call, error_data, grad
+from autograder.measure.calls import MAX_TEXT, apply, call, error_data, grad, torch_grad
 from autograder.measure.captured import T
 from autograder.measure.differences import difference, directional, moved
 from autograder.measure.encoding import (
@@ -26,7 +26,9 @@ from autograder.measure.encoding import (
     with_kwargs,
 )
 from autograder.measure.projections import EPS, directions_of
-from autograder.measure.snapshot import guard
+from autograder.measure.snapshot import allowing, guard
+
+AUTOGRAD = torch.autograd  # bound at import, before any submission ran
 
 
 def backward_case(problem, obj, namespace: dict, encoded: list[Any], seed: int, index: int, recorded: list,
@@ -178,6 +180,11 @@ def torch_checks(problem, obj, encoded: list[Any], seed: int = 0, worth: set[str
     """What torch.autograd.gradcheck (and gradgradcheck) print for the first case, where the numbers
     disagree (`worth`): shown to the student as PyTorch's own words; the verdicts are computed by the
     judge, not taken from here."""
+    with allowing(AUTOGRAD, "grad", torch_grad):  # the engine path for gradcheck's own calls
+        return _torch_checks(problem, obj, encoded, seed, worth)
+
+
+def _torch_checks(problem, obj, encoded: list[Any], seed: int, worth: set[str] | None) -> dict:
     says = {}
     checks = [("gradcheck", T.gradcheck)] + ([("gradgradcheck", T.gradgradcheck)] if problem.double_backward
                                              else [])

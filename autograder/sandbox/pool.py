@@ -35,7 +35,7 @@ class Pool:
                  preload: tuple[str, ...] = (), extra_checks: tuple[str, ...] = (),
                  server: Server | None = None, fallback: bool = False, prime: bool = True):
         """prime=False: the clean parent leaves torch's symbolic shapes (server.prime) to the workers whose
-        gradcheck needs them (one submission, on Gradescope: a right one never does)."""
+        submission's own code needs them (one submission, on Gradescope: the measurements never do)."""
         self.limits, self.workers = limits or Limits(), workers or default_workers()
         self.preload, self.extra_checks, self.prime = list(preload), sorted(extra_checks), prime
         # Started as early as the caller could (Server() before importing torch): its interpreter loads

@@ -44,9 +44,10 @@ INIT = "/bin/cat"  # a container's init (see _start_init): in the minimal root, 
 
 
 def prime() -> None:
-    """torch's first double backward imports much of torch lazily (symbolic shapes, sympy): done once, by
-    the clean parent, for the workers whose torch.autograd.gradcheck runs (its words on a failure). The
-    grader needs none of it: its vector-Jacobian products go straight to torch's engine (measure/calls)."""
+    """torch.autograd.grad with a gradient imports much of torch lazily (symbolic shapes, sympy): done once,
+    by the clean parent, for the workers whose submission calls it, or gradcheck, in its own code. The
+    measurements need none of it: their vector-Jacobian products, and those of PyTorch's gradcheck whose
+    words a failure quotes, go straight to torch's engine (measure/calls)."""
     import torch
 
     x = torch.ones(2, dtype=torch.float64, requires_grad=True)

@@ -55,19 +55,62 @@ def test_without_the_private_engine_it_is_torch_autograd_grad(monkeypatch):
     assert asked == [{"retain_graph": None, "create_graph": False, "allow_unused": True}]
 
 
-def test_a_notebooks_first_check_of_a_right_function_imports_no_sympy():
+@pytest.mark.parametrize("who, passed, words", [("alice", "True", "False"), ("bob", "False", "True")])
+def test_a_notebooks_first_check_imports_no_sympy(who, passed, words):
     """torch.autograd.grad with a gradient imports torch's symbolic shapes and sympy (0.3 to 0.7 s); check()
-    of a right MyReLU, and its page, never ask for them."""
+    of a right MyReLU and of a wrong one (whose page quotes PyTorch's gradcheck, which calls grad), and
+    their pages, never ask for them; torch.autograd.grad is torch's own again afterwards."""
     code = textwrap.dedent(f"""
         import sys
         import torch
-        exec(open({str(EXAMPLES / "alice.py")!r}).read())
+        grad = torch.autograd.grad
+        exec(open({str(EXAMPLES / f"{who}.py")!r}).read())
         from autograder import check
         report = check(MyReLU)
-        report._repr_html_()
-        print(report.passed, "sympy" in sys.modules, "torch.fx.experimental.symbolic_shapes" in sys.modules)
+        page = report._repr_html_()
+        print(report.passed, "torch.autograd.gradcheck says" in page, "sympy" in sys.modules,
+              "torch.fx.experimental.symbolic_shapes" in sys.modules, torch.autograd.grad is grad)
     """)
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600,
                           check=False)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["True", "False", "False"]
+    assert done.stdout.split() == [passed, words, "False", "False", "True"]
+
+
+def test_gradcheck_says_the_same_through_the_engine_path():
+    """PyTorch's own words for a wrong backward, with torch.autograd.grad as it is and through
+    calls.torch_grad (what backward.torch_checks lets gradcheck call): word for word."""
+    class Wrong(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return (x.sin() * w).exp()
+
+        @staticmethod
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            out = (x.sin() * w).exp()
+            return g * out * w, (g * out * x.sin()).sum(0)  # cos(x) missing from x's gradient
+
+    class Detached(Wrong):  # its backward right, but not differentiable: gradgradcheck fails
+        @staticmethod
+        def backward(ctx, g):
+            x, w = (t.detach() for t in ctx.saved_tensors)
+            out = (x.sin() * w).exp()
+            return g * out * w * x.cos(), (g * out * x.sin()).sum(0)
+
+    x, w, _, _ = graph()
+    said = []
+    for run, function in ((torch.autograd.gradcheck, Wrong), (torch.autograd.gradgradcheck, Detached)):
+        for grad in (torch.autograd.grad, calls.torch_grad):
+            original, torch.autograd.grad = torch.autograd.grad, grad
+            try:
+                torch.manual_seed(0)  # gradgradcheck draws its vectors
+                said.append(f"passed: {run(function.apply, (x, w), eps=1e-6, atol=1e-5)}")
+            except RuntimeError as error:  # GradcheckError
+                said.append(str(error))
+            finally:
+                torch.autograd.grad = original
+    assert said[0] == said[1] and said[2] == said[3]
+    assert "Jacobian mismatch for output 0 with respect to input 0" in said[0]
+    assert "passed" not in said[2]
