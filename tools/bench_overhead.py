@@ -213,12 +213,12 @@ def _stats(profile: cProfile.Profile) -> dict:
     return pstats.Stats(profile).stats
 
 
-FIRST_CHECK = f"""
-import time
+FIRST_CHECK = """
+import sys, time
 t0 = time.perf_counter()
 import torch
 t1 = time.perf_counter()
-exec(open({str(EXAMPLES / "alice.py")!r}).read())
+exec(open(sys.argv[1]).read())
 from autograder import check
 report = check(MyReLU)
 report._repr_html_()
@@ -228,13 +228,16 @@ print(t1 - t0, t2 - t1)
 
 
 def first_check(k: int = 3) -> None:
-    """check(MyReLU) and its HTML in a fresh interpreter, k times: the seconds beyond import torch."""
-    runs = [subprocess.run([PY, "-c", FIRST_CHECK], cwd=ROOT, capture_output=True, text=True, check=True)
-            for _ in range(k)]
-    beyond = [float(r.stdout.split()[-1]) for r in runs]
-    torch_s = [float(r.stdout.split()[-2]) for r in runs]
-    print(f"a notebook's first check() and its page: median {statistics.median(beyond):.2f} s beyond "
-          f"import torch ({statistics.median(torch_s):.2f} s); {k} fresh interpreters")
+    """check(MyReLU) and its HTML in a fresh interpreter, k times, for a right MyReLU (alice.py) and a
+    wrong one (bob.py, whose page quotes PyTorch's gradcheck): the seconds beyond import torch."""
+    for kind, who in (("right", "alice"), ("wrong", "bob")):
+        runs = [subprocess.run([PY, "-c", FIRST_CHECK, str(EXAMPLES / f"{who}.py")], cwd=ROOT,
+                               capture_output=True, text=True, check=True) for _ in range(k)]
+        beyond = [float(r.stdout.split()[-1]) for r in runs]
+        torch_s = [float(r.stdout.split()[-2]) for r in runs]
+        print(f"a notebook's first check() and its page, {kind} ({who}.py): median "
+              f"{statistics.median(beyond):.2f} s beyond import torch ({statistics.median(torch_s):.2f} s); "
+              f"{k} fresh interpreters")
 
 
 def _cpu_of(command: list[str], **kwargs) -> tuple[float, float]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import fcntl
 import glob
 import os
@@ -143,25 +144,34 @@ def kill_users(uids) -> None:
     (SIGSTOP to every process of its id), and a pid reused since it was read is not signalled."""
     wanted = frozenset(uids)
     for _ in range(100):
-        found = 0
-        for name in os.listdir("/proc"):
-            if not name.isdigit() or not _owned(name, wanted):
-                continue
-            try:
-                pidfd = os.pidfd_open(int(name))
-            except OSError:
-                continue
-            try:
-                if _owned(name, wanted):  # still the process read above: the pidfd holds it
-                    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-                    found += 1
-            except OSError:
-                pass
-            finally:
-                os.close(pidfd)
+        found = sum(_kill_owned(int(name), wanted) for name in os.listdir("/proc")
+                    if name.isdigit() and _owned(name, wanted))
         if not found:
             return
         time.sleep(0.005)
+
+
+def _kill_owned(pid: int, wanted: frozenset[int]) -> bool:
+    """SIGKILL to pid if it is still a process of these ids; whether it was sent."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (OSError, AttributeError) as error:
+        if getattr(error, "errno", errno.ENOSYS) != errno.ENOSYS:
+            return False  # gone
+        with contextlib.suppress(OSError):  # no pidfds (Linux before 5.3): the pid is read again just before
+            if _owned(str(pid), wanted):
+                os.kill(pid, signal.SIGKILL)
+                return True
+        return False
+    try:
+        if _owned(str(pid), wanted):  # still the process read before: the pidfd holds it
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            return True
+    except OSError:
+        pass
+    finally:
+        os.close(pidfd)
+    return False
 
 
 def kill_user(uid: int) -> None:

@@ -3,6 +3,7 @@ SIGKILL, System V IPC objects and processes left by worker user ids? And does a 
 nothing?"""
 
 import ctypes
+import errno
 import os
 import subprocess
 import tempfile
@@ -70,9 +71,16 @@ def _alive_of(uid: int) -> list[int]:
     return [int(n) for n in os.listdir("/proc") if n.isdigit() and processes._owned(n, frozenset([uid]))]
 
 
-def test_processes_of_a_worker_uid_are_killed_even_those_that_stop_every_process_of_their_id():
+@pytest.mark.parametrize("pidfds", [True, False])
+def test_processes_of_a_worker_uid_are_killed_even_those_that_stop_every_process_of_their_id(pidfds,
+                                                                                              monkeypatch):
     """One that left its session, and one that sends SIGSTOP to every process of its id over and over (a
-    helper that took the id to kill them would be stopped, and the grader would wait for it for ever)."""
+    helper that took the id to kill them would be stopped, and the grader would wait for it for ever);
+    with pidfds, and on a kernel without them (before Linux 5.3)."""
+    if not pidfds:
+        def no_pidfd(pid):
+            raise OSError(errno.ENOSYS, "Function not implemented")
+        monkeypatch.setattr(processes.os, "pidfd_open", no_pidfd)
     uid = LAST_UID - 1 - os.getpid() % 100  # not a lock another grader of the test run holds
     # `kill -1` as root would stop every process on the machine: the script checks its own id first
     script = (f'[ "$(id -u)" -eq {uid} ] || exit 9; setsid sleep 1000 & '
