@@ -67,9 +67,12 @@ def torch_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_gra
     covers (torch's first grad with a given vector imports sympy: 0.3 to 0.5 s of a first failing
     check(), and of every failing submission whose worker has not loaded it)."""
     if grad_outputs is None or not only_inputs or is_grads_batched or materialize_grads:
+        given = {name: value for name, value, default in (("only_inputs", only_inputs, True),
+                                                          ("is_grads_batched", is_grads_batched, False),
+                                                          ("materialize_grads", materialize_grads, False))
+                 if value != default}  # only what was asked: older torch has fewer of them
         return T.grad(outputs, inputs, grad_outputs, retain_graph=retain_graph, create_graph=create_graph,
-                      only_inputs=only_inputs, allow_unused=allow_unused, is_grads_batched=is_grads_batched,
-                      materialize_grads=materialize_grads)
+                      allow_unused=allow_unused, **given)
     return _vjp(outputs, inputs, grad_outputs, retain_graph, create_graph, bool(allow_unused))
 
 

@@ -114,3 +114,17 @@ def test_gradcheck_says_the_same_through_the_engine_path():
     assert said[0] == said[1] and said[2] == said[3]
     assert "Jacobian mismatch for output 0 with respect to input 0" in said[0]
     assert "passed" not in said[2]
+
+
+def test_torch_grad_takes_torchs_own_arguments():
+    """What gradcheck never asks of it (no vector for a scalar, a batch of vectors) goes to
+    torch.autograd.grad itself, with only the arguments given."""
+    x, w, _, out = graph()
+    total = out.sum()
+    assert torch.equal(calls.torch_grad(total, [x], retain_graph=True)[0],
+                       torch.autograd.grad(total, [x], retain_graph=True)[0])
+    batch = torch.stack([torch.ones_like(out), torch.full_like(out, 2.0)])
+    ours = calls.torch_grad(out, [w], batch, retain_graph=True, is_grads_batched=True)[0]
+    torchs = torch.autograd.grad(out, [w], batch, retain_graph=True, is_grads_batched=True)[0]
+    assert torch.equal(ours, torchs)
+    assert ours.shape == (2, 3)
