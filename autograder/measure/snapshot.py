@@ -282,24 +282,19 @@ def allowing(module: types.ModuleType, name: str, value: Any):
     """module.name is `value` for the length of the block, which guard() keeps (the worker's snapshot
     holds it as saved meanwhile); then both are what they were when the snapshot was taken."""
     namespace = vars(module)
-    entries = [entry for snapshot in _ACTIVE for group in (snapshot.hot, snapshot.all)
-               for entry in group.modules if entry[0] is namespace]
-    original = entries[0][1].get(name, _MISSING) if entries else namespace.get(name, _MISSING)
-    for entry in entries:
-        entry[1][name] = value
-    namespace[name] = value
+    saved = [entry[1] for snapshot in _ACTIVE for group in (snapshot.hot, snapshot.all)
+             for entry in group.modules if entry[0] is namespace]
+    original = (saved[0] if saved else namespace).get(name, _MISSING)
+    for held in [*saved, namespace]:
+        held[name] = value
     try:
         yield
     finally:
-        for entry in entries:
+        for held in [*saved, namespace]:
             if original is _MISSING:
-                entry[1].pop(name, None)
+                held.pop(name, None)
             else:
-                entry[1][name] = original
-        if original is _MISSING:
-            namespace.pop(name, None)
-        else:
-            namespace[name] = original
+                held[name] = original
 
 
 def _pop_saved_hooks() -> None:
