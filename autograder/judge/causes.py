@@ -172,7 +172,12 @@ def _known_mistake(view: Judging, case: CaseView, mine: torch.Tensor, k: int) ->
     v = float64(case.directions.v).reshape(case.out_shape)
     for mistake in wrong:
         with torch.enable_grad():
-            grads = torch.autograd.grad(mistake.backward(*args, **case.kwargs), tensors, v, allow_unused=True)
+            out = mistake.backward(*args, **case.kwargs)
+            if not isinstance(out, torch.Tensor) or out.shape != v.shape:
+                raise ValueError("the mistake's output is not shaped as the learner's")  # as grad() refuses
+            # vᵀJ as the gradient of the scalar (out * v).sum(): the same numbers as grad(out, tensors, v),
+            # without the symbolic shapes (and sympy, 0.5 s) that grad's check of a given v imports
+            grads = torch.autograd.grad((out * v).sum(), tensors, allow_unused=True)
         # an input the mistake's function does not reach gets a zero gradient, as the learner's did
         theirs = torch.zeros_like(tensors[k]) if grads[k] is None else grads[k]
         if _close(mine, theirs.reshape(-1)):
