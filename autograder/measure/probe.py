@@ -91,9 +91,10 @@ def measure(problem: Spec, namespace: dict, encoded_cases: list[list[Any]], seed
     """Everything the judge needs about one problem in a submission's namespace, through random
     projections (projections.py): no reference is needed or known here. It is measured in parts, in the
     order of spec.PARTS, each followed by the own measurements of the checks that follow it
-    (Spec.measurements), and `report(data)` is called after each, so that a part
-    that never finishes costs only the checks that need it. Which failures deserve to be measured in full
-    is decided by the grader (autograder/judge/plan.py), which then asks for `measure_in_full`."""
+    (Spec.measurements), and `report(data)` is called before the submission's code runs again after a
+    part, so that a part that never finishes costs only the checks that need it (what is done after its
+    last call is told by the data returned). Which failures deserve to be measured in full is decided by
+    the grader (autograder/judge/plan.py), which then asks for `measure_in_full`."""
     obj, data = _function_of(problem, namespace)
     if obj is None:
         return data
@@ -105,32 +106,45 @@ def measure(problem: Spec, namespace: dict, encoded_cases: list[list[Any]], seed
     backward_owner = (obj if problem.kind == "function"
                       else namespace.get(next(iter(problem.also_functions), "")))
     own = problem.measurements()
+    untold: list[bool] = []  # a part is done that the grader has not been told of
 
     def done(part: str) -> None:
         for check, measure_check in own.get(part, []):  # each check's own calls, after the part it follows
+            before_calls()
             data.setdefault("checks", {})[check] = measure_check(problem, obj, namespace, encoded_cases, seed)
         data["parts"].append(part)
-        if report is not None:
+        untold[:] = [True]
+
+    def before_calls() -> None:
+        """Tells the measurement so far before the submission's code is called again (it may never
+        return): once for all the calls up to the next part."""
+        if untold and report is not None:
             report(data)
+        untold.clear()
 
     with RecordingBackward(backward_owner, recorded):
         data["cases"] = cases = [forward_case(problem, obj, case) for case in encoded_cases]
         done("forward")
         for i, (case, encoded) in enumerate(zip(cases, encoded_cases)):
             if "output" in case and case["output"].get("type") == "Tensor":
+                before_calls()
                 backward_case(problem, obj, namespace, encoded, seed, i, recorded, case)
         done("backward")
         if problem.double_backward:
             d_cases = [(i, c) for i, c in enumerate(cases) if "vjp" in c]
             for i, case in d_cases:
+                before_calls()
                 case["second"] = second_projections(problem, obj, encoded_cases[i],
                                                     directions_of(case, seed, i))
         done("second")
         # torch's words are for the first case: worth running only where that case disagrees
-        if says := torch_checks(problem, obj, encoded_cases[0], seed, worth_quoting(cases[:1], seed)):
-            data["torch_says"] = says
+        if worth := worth_quoting(cases[:1], seed):
+            before_calls()
+            if says := torch_checks(problem, obj, encoded_cases[0], seed, worth):
+                data["torch_says"] = says
         done("torch")
     if problem.extra_checks:
+        before_calls()
         data["extra"] = measure_extra(problem, obj, encoded_cases)
     done("extra")
     return data
