@@ -158,10 +158,10 @@ def _plain_result(result: Any) -> Any:
     return result
 
 
-def worth_quoting(cases: list[dict], seed: int) -> set[str]:
+def worth_quoting(problem, cases: list[dict], seed: int) -> set[str]:
     """The checks whose PyTorch message would help a student: those where the projections already
-    disagree with finite differences. It only saves running gradcheck on right answers; the verdicts
-    are still the judge's."""
+    disagree with finite differences (gradgradcheck only where second derivatives are graded). It only
+    saves running gradcheck on right answers; the verdicts are still the judge's."""
     worth = set()
     for index, case in enumerate(cases):
         if "vjp" not in case or "fd" not in case:
@@ -171,7 +171,8 @@ def worth_quoting(cases: list[dict], seed: int) -> set[str]:
         if not projections.gradcheck_agrees([case["vjp"], case["vjp2"]], case["fd"], d):
             worth.add("gradcheck")
         second = case.get("second", {})
-        if "hvp" not in second or "fd_v" not in second or not projections.gradgradcheck_agrees(second, d):
+        if problem.double_backward and ("hvp" not in second or "fd_v" not in second
+                                        or not projections.gradgradcheck_agrees(second, d)):
             worth.add("gradgradcheck")
     return worth
 

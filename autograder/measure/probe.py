@@ -138,7 +138,7 @@ def measure(problem: Spec, namespace: dict, encoded_cases: list[list[Any]], seed
                                                     directions_of(case, seed, i))
         done("second")
         # torch's words are for the first case: worth running only where that case disagrees
-        if worth := worth_quoting(cases[:1], seed):
+        if worth := worth_quoting(problem, cases[:1], seed):
             before_calls()
             if says := torch_checks(problem, obj, encoded_cases[0], seed, worth):
                 data["torch_says"] = says
