@@ -20,6 +20,7 @@ from autograder.judge.regions import derivative_bracket as _bracket
 from autograder.judge.regions import ignored_gradient, lacks_grad_output, region_cause, smooth_at_zero
 from autograder.judge.saved_order import companion_order, own_order
 from autograder.judge.untrusted import float64
+from autograder.measure.calls import grad as vjp
 from autograder.measure.encoding import decode_args, differentiable
 
 if TYPE_CHECKING:
@@ -172,12 +173,9 @@ def _known_mistake(view: Judging, case: CaseView, mine: torch.Tensor, k: int) ->
     v = float64(case.directions.v).reshape(case.out_shape)
     for mistake in wrong:
         with torch.enable_grad():
-            out = mistake.backward(*args, **case.kwargs)
-            if not isinstance(out, torch.Tensor) or out.shape != v.shape:
-                raise ValueError("the mistake's output is not shaped as the learner's")  # as grad() refuses
-            # vᵀJ as the gradient of the scalar (out * v).sum(): the same numbers as grad(out, tensors, v),
-            # without the symbolic shapes (and sympy, 0.5 s) that grad's check of a given v imports
-            grads = torch.autograd.grad((out * v).sum(), tensors, allow_unused=True)
+            # torch.autograd.grad's numbers through the measurements' engine path: grad itself first
+            # imports torch's symbolic shapes and sympy (0.5 s) to check a given v's shape
+            grads = vjp(mistake.backward(*args, **case.kwargs), tensors, v, allow_unused=True)
         # an input the mistake's function does not reach gets a zero gradient, as the learner's did
         theirs = torch.zeros_like(tensors[k]) if grads[k] is None else grads[k]
         if _close(mine, theirs.reshape(-1)):

@@ -106,21 +106,23 @@ def measure(problem: Spec, namespace: dict, encoded_cases: list[list[Any]], seed
     backward_owner = (obj if problem.kind == "function"
                       else namespace.get(next(iter(problem.also_functions), "")))
     own = problem.measurements()
-    untold: list[bool] = []  # a part is done that the grader has not been told of
+    untold = False  # a part is done that the grader has not been told of
 
     def done(part: str) -> None:
+        nonlocal untold
         for check, measure_check in own.get(part, []):  # each check's own calls, after the part it follows
             before_calls()
             data.setdefault("checks", {})[check] = measure_check(problem, obj, namespace, encoded_cases, seed)
         data["parts"].append(part)
-        untold[:] = [True]
+        untold = True
 
     def before_calls() -> None:
         """Tells the measurement so far before the submission's code is called again (it may never
         return): once for all the calls up to the next part."""
+        nonlocal untold
         if untold and report is not None:
             report(data)
-        untold.clear()
+        untold = False
 
     with RecordingBackward(backward_owner, recorded):
         data["cases"] = cases = [forward_case(problem, obj, case) for case in encoded_cases]
