@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import ast
 import inspect
+import linecache
 import textwrap
 from types import FunctionType
 from typing import Any
 
 _PARSED: dict[int, tuple[Any, ast.AST | None]] = {}  # a function's tree, for the few reads of one measurement
+_FILES: dict[str, tuple[list[str], dict]] = {}  # a file's (or cell's) lines and its defs, parsed once
 
 
 def _tree(function: Any) -> ast.AST | None:
@@ -21,7 +23,8 @@ def _tree(function: Any) -> ast.AST | None:
     if seen is not None and seen[0] is function:
         return seen[1]
     try:  # a notebook's cells and a worker's are in linecache, which getsource reads
-        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+        tree = _def_in_file(inspect.unwrap(function)) \
+            or ast.parse(textwrap.dedent(inspect.getsource(function)))
     except (OSError, TypeError, SyntaxError, ValueError):
         tree = None
     if type(function) is FunctionType:
@@ -29,6 +32,38 @@ def _tree(function: Any) -> ast.AST | None:
             _PARSED.clear()
         _PARSED[id(function)] = (function, tree)
     return tree
+
+
+def _def_in_file(function: Any) -> ast.AST | None:
+    """The function's `def` in the tree of the whole file or cell that holds it, found by its first line
+    (its first decorator's) and name; None where it is not there as such. inspect.getsource finds a
+    function's end by tokenizing in Python, about 0.5 ms a function, most of a worker's reading of names
+    (it reads eight for four problems); a cell is parsed once, in C, for all its functions."""
+    if type(function) is not FunctionType:
+        return None
+    code = function.__code__
+    lines = linecache.getlines(code.co_filename, function.__globals__)
+    if not lines:
+        return None
+    seen = _FILES.get(code.co_filename)
+    if seen is None or seen[0] is not lines:  # linecache keeps one list per file while it is unchanged
+        try:
+            tree: ast.AST | None = ast.parse("".join(lines))
+        except (SyntaxError, ValueError):
+            tree = None
+        defs: dict[tuple[int, str], ast.AST] = {}
+        statements = [tree] if tree is not None else []
+        while statements:  # statements only: a def is one, and expressions are most of a tree's nodes
+            node = statements.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                defs.setdefault((first, node.name), node)
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                statements.extend(getattr(node, field, ()))
+        if len(_FILES) > 64:
+            _FILES.clear()
+        seen = _FILES[code.co_filename] = (lines, defs)
+    return seen[1].get((code.co_firstlineno, code.co_name))
 
 
 def _names(nodes: list[ast.expr]) -> tuple[str, ...] | None:
