@@ -68,3 +68,25 @@ def test_globals_and_class_attributes_changed_are_put_back_every_time(snapshot):
         assert projections.directions_of is saved
         assert "len" not in vars(encoding)
         assert torch.Tensor.backward is backward
+
+
+def test_the_global_modes_a_call_changed_are_put_back_each_time(snapshot):
+    """Modes a forward or backward may leave on (a default dtype, grad off, anomaly mode, another
+    recursion limit) are off again after every guard, which reads each and sets only what changed."""
+    import torch
+
+    limit = sys.getrecursionlimit()
+    try:
+        for _ in range(2):
+            torch.set_default_dtype(torch.float64)
+            torch.set_grad_enabled(False)
+            torch.autograd.set_detect_anomaly(True)
+            sys.setrecursionlimit(limit + 100)
+            snapshot.restore(everything=False)
+            assert torch.get_default_dtype() is torch.float32 and torch.is_grad_enabled()
+            assert not torch.is_anomaly_enabled() and sys.getrecursionlimit() == snapshot.recursion_limit
+    finally:
+        torch.set_default_dtype(torch.float32)
+        torch.set_grad_enabled(True)
+        torch.autograd.set_detect_anomaly(False)
+        sys.setrecursionlimit(limit)
