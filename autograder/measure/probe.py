@@ -132,19 +132,21 @@ def measure(problem: Spec, namespace: dict, encoded_cases: list[list[Any]], seed
                 before_calls()
                 backward_case(problem, obj, namespace, encoded, seed, i, recorded, case)
         done("backward")
-        if problem.double_backward:
-            d_cases = [(i, c) for i, c in enumerate(cases) if "vjp" in c]
-            for i, case in d_cases:
-                before_calls()
-                case["second"] = second_projections(problem, obj, encoded_cases[i],
-                                                    directions_of(case, seed, i))
-        done("second")
-        # torch's words are for the first case: worth running only where that case disagrees
-        if worth := worth_quoting(problem, cases[:1], seed):
+    # no more recording of backward from here: only backward_case reads it, and PyTorch's gradcheck calls
+    # backward once per output entry, each under a mode counting its torch operations (a wrong
+    # submission's gradcheck: 150 calls, a tenth of its time)
+    if problem.double_backward:
+        d_cases = [(i, c) for i, c in enumerate(cases) if "vjp" in c]
+        for i, case in d_cases:
             before_calls()
-            if says := torch_checks(problem, obj, encoded_cases[0], seed, worth):
-                data["torch_says"] = says
-        done("torch")
+            case["second"] = second_projections(problem, obj, encoded_cases[i], directions_of(case, seed, i))
+    done("second")
+    # torch's words are for the first case: worth running only where that case disagrees
+    if worth := worth_quoting(problem, cases[:1], seed):
+        before_calls()
+        if says := torch_checks(problem, obj, encoded_cases[0], seed, worth):
+            data["torch_says"] = says
+    done("torch")
     if problem.extra_checks:
         before_calls()
         data["extra"] = measure_extra(problem, obj, encoded_cases)

@@ -55,3 +55,26 @@ def test_every_part_is_told_before_the_submission_runs_again_and_only_then(who, 
     for i, entry in enumerate(calls):  # a report is always followed by a call
         if entry == "report":
             assert calls[i + 1] == "call"
+
+
+def test_backward_is_recorded_only_where_its_returns_are_read():
+    """What backward returns, and the torch operations it makes, are read by the backward part only
+    (backward_case): PyTorch's gradcheck, whose words a wrong backward's page quotes, calls backward once
+    per output entry, and not under the mode that counts its operations (a tenth of such a measurement)."""
+    import torch
+
+    source = (EXAMPLES / "bob.py").read_text()
+    namespace: dict = {}
+    exec(compile(source, "<cell 1>", "exec"), namespace)  # noqa: S102 - the test's fixture
+    problem = find_problem("MyReLU")
+    function = namespace[problem.lookup]
+    inner, counted = function.backward, []
+
+    def backward(ctx, *grads):
+        counted.append(torch._C._len_torch_function_stack() > 0)
+        return inner(ctx, *grads)
+
+    function.backward = staticmethod(backward)
+    data = measure(spec_of(problem), namespace, encoded_cases(problem))
+    assert data["torch_says"]["gradcheck"] != "passed"  # its words were measured: gradcheck called backward
+    assert 0 < sum(counted) < len(counted) // 2  # the backward part's calls counted, gradcheck's not
